@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { readMigrations } from '../platform/db/migrate.js';
+import { killAll, runCli, serve } from '../testing/cli-process.js';
+import { httpClient } from '../testing/http-client.js';
+
+/** The service as an operator runs it: the CLI in its own process, on the configured storage. */
+const DATABASE_URL = process.env.DATABASE_URL;
+const storage = DATABASE_URL ? 'PostgreSQL' : 'PGlite';
+const tempDirs: string[] = [];
+
+function freshDataDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-data-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+after(() => {
+  killAll();
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const PASSWORD = 'persist me please';
+
+describe(`the service process on ${storage}`, () => {
+  test('data and sessions written through the API survive a restart', async () => {
+    const env = { DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
+    const email = `restart-${randomBytes(4).toString('hex')}@example.com`;
+
+    const first = await serve(env);
+    const api = httpClient(`${first.api}/v1`);
+    const { token } = (await api.post('/auth/register', { email, password: PASSWORD })).expect(201).body;
+    const app = (await api.post('/apps', { name: 'Survivor' }, { token })).expect(201).body;
+    first.proc.child.kill('SIGTERM');
+    assert.equal(await first.proc.exited, 0);
+
+    const second = await serve(env);
+    try {
+      const again = httpClient(`${second.api}/v1`);
+      const login = (await again.post('/auth/login', { email, password: PASSWORD })).expect(200);
+      const apps = (await again.get('/apps', { token: login.body.token })).expect(200);
+      assert.deepEqual(
+        apps.body.apps.map((a: { id: string }) => a.id),
+        [app.id],
+      );
+      // The generated session secret was kept in DATA_DIR, so the old token still works.
+      (await again.get('/auth/me', { token })).expect(200);
+    } finally {
+      second.proc.child.kill('SIGTERM');
+      assert.equal(await second.proc.exited, 0);
+    }
+  });
+
+  test('SIGTERM lets a request in flight finish, then exits cleanly', async () => {
+    const { proc, api } = await serve({ DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'debug' });
+    const body = JSON.stringify({
+      email: `inflight-${randomBytes(4).toString('hex')}@example.com`,
+      password: PASSWORD,
+    });
+    const url = new URL(`${api}/v1/auth/register`);
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        url,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      // Half the body now; the rest only after the server has begun shutting down.
+      req.write(body.slice(0, 10));
+      proc
+        .waitFor(/server\.stopping/)
+        .then(() => req.end(body.slice(10)))
+        .catch(reject);
+    });
+    // Shut down only once the server has taken the request in.
+    await proc.waitFor(/"path":"\/v1\/auth\/register"[^\n]*http\.request\.received/);
+    proc.child.kill('SIGTERM');
+    const result = await response;
+    assert.equal(result.status, 201, result.body);
+    assert.equal(await proc.exited, 0);
+    assert.match(proc.output(), /server\.stopped/);
+  });
+
+  test('a wrong setting stops start-up with a message naming it', async () => {
+    const proc = runCli(['serve'], { PORT: 'eighty', DATA_DIR: freshDataDir() });
+    assert.equal(await proc.exited, 2);
+    assert.match(proc.output(), /Configuration error: PORT: must be a whole number/);
+  });
+
+  test('migrate applies pending migrations once', {
+    skip: DATABASE_URL ? 'shared database is migrated already' : false,
+  }, async () => {
+    const env = { DATA_DIR: freshDataDir(), LOG_LEVEL: 'warn' };
+    const first = runCli(['migrate'], env);
+    assert.equal(await first.exited, 0, first.output());
+    assert.match(first.output(), /applied: 0001_foundation/);
+    const second = runCli(['migrate'], env);
+    assert.equal(await second.exited, 0);
+    assert.match(second.output(), /database is up to date/);
+  });
+
+  test('admin create makes an admin who can sign in', async () => {
+    const env = { DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
+    const email = `ops-${randomBytes(4).toString('hex')}@example.com`;
+    const create = runCli(['admin', 'create', '--email', email, '--password', PASSWORD], env);
+    assert.equal(await create.exited, 0, create.output());
+    assert.match(create.output(), new RegExp(`created admin ${email}`));
+    const { proc, api } = await serve(env);
+    try {
+      const login = (await httpClient(`${api}/v1`).post('/auth/login', { email, password: PASSWORD })).expect(
+        200,
+      );
+      assert.equal(login.body.user.role, 'ADMIN');
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
+  });
+
+  test('--help lists the commands', async () => {
+    const help = runCli(['--help'], {});
+    assert.equal(await help.exited, 0);
+    for (const command of ['serve', 'migrate', 'admin'])
+      assert.match(help.output(), new RegExp(`\\b${command}\\b`));
+  });
+});
+
+describe('two nodes over one PostgreSQL', { skip: DATABASE_URL ? false : 'needs DATABASE_URL' }, () => {
+  test('start together, both serve, and each migration runs once', async () => {
+    const name = `licensing_two_nodes_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    const url = new URL(DATABASE_URL as string);
+    url.pathname = `/${name}`;
+    const secret = randomBytes(32).toString('hex');
+    const env = { DATABASE_URL: url.href, JWT_SECRET: secret, LOG_LEVEL: 'warn' };
+    try {
+      const nodes = await Promise.all([
+        serve({ ...env, DATA_DIR: freshDataDir() }),
+        serve({ ...env, DATA_DIR: freshDataDir() }),
+      ]);
+      try {
+        for (const node of nodes) (await httpClient(`${node.api}/v1`).get('/health/ready')).expect(200);
+        // A session made on one node is accepted by the other.
+        const email = `two-${randomBytes(4).toString('hex')}@example.com`;
+        const { token } = (
+          await httpClient(`${nodes[0]?.api}/v1`).post('/auth/register', { email, password: PASSWORD })
+        ).expect(201).body;
+        (await httpClient(`${nodes[1]?.api}/v1`).get('/auth/me', { token })).expect(200);
+      } finally {
+        for (const node of nodes) node.proc.child.kill('SIGTERM');
+        await Promise.all(nodes.map((node) => node.proc.exited));
+      }
+      const db = new pg.Client({ connectionString: url.href });
+      await db.connect();
+      const { rows } = await db.query(
+        'select version, count(*)::int as n from schema_migrations group by version order by version',
+      );
+      await db.end();
+      assert.deepEqual(
+        rows,
+        readMigrations().map((file) => ({ version: file.version, n: 1 })),
+      );
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    }
+  });
+});

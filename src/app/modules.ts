@@ -1,0 +1,33 @@
+import { createApiKeyService } from '../modules/api-keys/index.js';
+import { createAppService } from '../modules/apps/index.js';
+import { createAuthenticator } from '../modules/auth/index.js';
+import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import type { Database } from '../platform/db/database.js';
+import type { Log } from '../platform/log.js';
+
+export interface ModuleDeps {
+  config: Config;
+  database: Database;
+  log: Log;
+  clock: Clock;
+  sessionSecret: string;
+}
+
+/** Builds every domain service once; both hosts mount routes over these same instances. */
+export function createModules({ config, database, log, clock, sessionSecret }: ModuleDeps) {
+  const { db } = database;
+  const tokens = createUserTokenSigner({
+    secret: sessionSecret,
+    issuer: config.apiBaseUrl,
+    ttlSeconds: config.userTokenTtlSeconds,
+  });
+  const users = createUserService({ db, clock, log, tokens, passwordHashCost: config.passwordHashCost });
+  const apps = createAppService({ db, clock, log });
+  const apiKeys = createApiKeyService({ db, clock, log, apps });
+  const authenticate = createAuthenticator({ tokens, users, apiKeys });
+  return { database, users, apps, apiKeys, authenticate };
+}
+
+export type Modules = ReturnType<typeof createModules>;

@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type RouteInfo, registeredRoutes } from '../platform/http/create-http-app.js';
+import {
+  createApiKey,
+  createApp,
+  type Seller,
+  signUp,
+  startTestServer,
+  type TestServer,
+} from '../testing/harness.js';
+import { assertError, httpClient, type RequestOptions } from '../testing/http-client.js';
+
+/**
+ * The shared auth and tenant-isolation suite. Every route registered on either host must
+ * have an entry below; a new route without one fails this file, so no route can forget its
+ * checks. For each protected route it proves: no credentials, a malformed header, a bad
+ * token and a revoked API key answer 401; a seller's token on an admin route answers 403;
+ * an API key on a user-token-only route answers 403; and another seller's resource is 404.
+ */
+
+interface Owned {
+  appId: string;
+  apiKeyId: string;
+}
+
+type Entry =
+  /** Open to anyone; listed so that opening a route is a decision. */
+  | { kind: 'public' }
+  /** Works on the caller's own data only (lists, create, me): nothing foreign to address. */
+  | { kind: 'own'; body?: unknown }
+  /** Addresses one resource by id: another seller's answers 404. */
+  | { kind: 'resource'; path: (owned: Owned) => string; body?: unknown }
+  | { kind: 'admin'; path?: (ids: { userId: string }) => string; body?: unknown };
+
+const ROUTES: Record<string, Entry> = {
+  'core GET /v1/health': { kind: 'public' },
+  'core GET /v1/health/ready': { kind: 'public' },
+  'core POST /v1/auth/register': { kind: 'public' },
+  'core POST /v1/auth/login': { kind: 'public' },
+  'core GET /v1/auth/me': { kind: 'own' },
+  'core GET /v1/admin/users': { kind: 'admin' },
+  'core PATCH /v1/admin/users/:id': {
+    kind: 'admin',
+    path: (ids) => `/v1/admin/users/${ids.userId}`,
+    body: { tier: 'pro' },
+  },
+  'core DELETE /v1/admin/users/:id': { kind: 'admin', path: (ids) => `/v1/admin/users/${ids.userId}` },
+  'core POST /v1/apps': { kind: 'own', body: { name: 'x' } },
+  'core GET /v1/apps': { kind: 'own' },
+  'core GET /v1/apps/:appId': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}` },
+  'core PATCH /v1/apps/:appId': {
+    kind: 'resource',
+    path: (o) => `/v1/apps/${o.appId}`,
+    body: { name: 'stolen' },
+  },
+  'core DELETE /v1/apps/:appId': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}` },
+  'core POST /v1/apps/:appId/api-keys': {
+    kind: 'resource',
+    path: (o) => `/v1/apps/${o.appId}/api-keys`,
+    body: { name: 'x' },
+  },
+  'core GET /v1/apps/:appId/api-keys': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}/api-keys` },
+  'core DELETE /v1/apps/:appId/api-keys/:keyId': {
+    kind: 'resource',
+    path: (o) => `/v1/apps/${o.appId}/api-keys/${o.apiKeyId}`,
+  },
+  'pay GET /health': { kind: 'public' },
+  'pay GET /health/ready': { kind: 'public' },
+};
+
+let server: TestServer;
+let owner: Seller;
+let owned: Owned;
+let stranger: Seller;
+let strangerKey: string;
+let revokedKey: string;
+const routes: { host: 'core' | 'pay'; route: RouteInfo }[] = [];
+
+before(async () => {
+  server = await startTestServer();
+  owner = await signUp(server);
+  const app = await createApp(server, owner.token);
+  const apiKey = await createApiKey(server, owner.token, app.id);
+  owned = { appId: app.id, apiKeyId: apiKey.id };
+
+  stranger = await signUp(server);
+  const strangerApp = await createApp(server, stranger.token);
+  strangerKey = (await createApiKey(server, stranger.token, strangerApp.id)).key;
+  const revoked = await createApiKey(server, stranger.token, strangerApp.id, 'revoked');
+  (
+    await server.api.delete(`/apps/${strangerApp.id}/api-keys/${revoked.id}`, { token: stranger.token })
+  ).expect(204);
+  revokedKey = revoked.key;
+
+  for (const route of registeredRoutes(server.service.core)) routes.push({ host: 'core', route });
+  for (const route of registeredRoutes(server.service.pay)) routes.push({ host: 'pay', route });
+});
+after(() => server.stop());
+
+const nameOf = (host: string, route: RouteInfo) => `${host} ${route.method} ${route.url}`;
+// Route urls carry the full path (with /v1 on the core host), so clients start at the origin.
+const call = (
+  host: 'core' | 'pay',
+  method: string,
+  path: string,
+  body: unknown,
+  options: RequestOptions = {},
+) =>
+  httpClient(host === 'core' ? server.service.coreUrl : server.service.payUrl).request(
+    method,
+    path,
+    body,
+    options,
+  );
+
+function concretePath(route: RouteInfo, entry: Entry): string {
+  if (entry.kind === 'resource') return entry.path(owned);
+  if (entry.kind === 'admin' && entry.path) return entry.path({ userId: owner.user.id });
+  return route.url;
+}
+
+describe('shared auth suite', () => {
+  test('every registered route has an entry, and every entry a route', () => {
+    const registered = routes.map(({ host, route }) => nameOf(host, route)).sort();
+    assert.deepEqual(registered, Object.keys(ROUTES).sort());
+    for (const { host, route } of routes) {
+      const entry = ROUTES[nameOf(host, route)];
+      assert.equal(route.auth === 'public', entry?.kind === 'public', `${nameOf(host, route)} public-ness`);
+    }
+  });
+
+  test('protected routes refuse missing, malformed, bad and revoked credentials with 401', async () => {
+    for (const { host, route } of routes) {
+      const entry = ROUTES[nameOf(host, route)];
+      if (!entry || entry.kind === 'public') continue;
+      const path = concretePath(route, entry);
+      const body = 'body' in entry ? entry.body : undefined;
+      const attempts: RequestOptions[] = [
+        {},
+        { headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } },
+        { token: 'not-a-real-token' },
+        { token: `sk_${'0'.repeat(48)}` },
+        { token: revokedKey },
+      ];
+      for (const options of attempts) {
+        assertError(await call(host, route.method, path, body, options), 401, 'unauthorized');
+      }
+    }
+  });
+
+  test('admin routes refuse sellers’ tokens and keys with 403', async () => {
+    for (const { host, route } of routes) {
+      const entry = ROUTES[nameOf(host, route)];
+      if (entry?.kind !== 'admin') continue;
+      const path = concretePath(route, entry);
+      assertError(
+        await call(host, route.method, path, entry.body, { token: stranger.token }),
+        403,
+        'forbidden',
+      );
+      assertError(await call(host, route.method, path, entry.body, { token: strangerKey }), 403, 'forbidden');
+    }
+  });
+
+  test('user-token-only routes refuse API keys with 403', async () => {
+    for (const { host, route } of routes) {
+      const entry = ROUTES[nameOf(host, route)];
+      if (route.auth !== 'user' || !entry) continue;
+      const path = concretePath(route, entry);
+      const body = 'body' in entry ? entry.body : undefined;
+      assertError(
+        await call(host, route.method, path, body, { token: strangerKey }),
+        403,
+        'user_token_required',
+      );
+    }
+  });
+
+  test('another seller’s resources answer 404 and stay unchanged', async () => {
+    for (const { host, route } of routes) {
+      const entry = ROUTES[nameOf(host, route)];
+      if (entry?.kind !== 'resource') continue;
+      const path = entry.path(owned);
+      assertError(
+        await call(host, route.method, path, entry.body, { token: stranger.token }),
+        404,
+        'not_found',
+      );
+      if (route.auth === 'seller') {
+        assertError(
+          await call(host, route.method, path, entry.body, { token: strangerKey }),
+          404,
+          'not_found',
+        );
+      }
+    }
+    const app = (await server.api.get(`/apps/${owned.appId}`, { token: owner.token })).expect(200);
+    assert.equal(app.body.name, 'Test App');
+    const keys = (await server.api.get(`/apps/${owned.appId}/api-keys`, { token: owner.token })).expect(200);
+    assert.equal(keys.body.apiKeys[0].revokedAt, null);
+  });
+});

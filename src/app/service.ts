@@ -1,0 +1,82 @@
+import type { AddressInfo } from 'node:net';
+import { type Clock, systemClock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import { openDatabase } from '../platform/db/database.js';
+import { migrate } from '../platform/db/migrate.js';
+import type { Log } from '../platform/log.js';
+import { buildCheckoutApp } from './checkout-app.js';
+import { buildCoreApp } from './core-app.js';
+import { createModules } from './modules.js';
+import { resolveSessionSecret } from './server-secret.js';
+
+export interface RunningService {
+  coreUrl: string;
+  payUrl: string;
+  modules: ReturnType<typeof createModules>;
+  core: ReturnType<typeof buildCoreApp>;
+  pay: ReturnType<typeof buildCheckoutApp>;
+  /** Stops accepting, lets requests in flight finish, then closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Opens storage, applies migrations, ensures the configured admin and starts both listeners. */
+export async function startService(
+  config: Config,
+  log: Log,
+  clock: Clock = systemClock,
+): Promise<RunningService> {
+  const database = await openDatabase(config);
+  try {
+    await migrate(database, log);
+    const modules = createModules({
+      config,
+      database,
+      log,
+      clock,
+      sessionSecret: resolveSessionSecret(config),
+    });
+    if (config.adminEmail && config.adminPassword) {
+      await modules.users.ensureAdmin({
+        email: config.adminEmail,
+        password: config.adminPassword,
+        resetPassword: false,
+      });
+    }
+    const core = buildCoreApp(modules, log);
+    const pay = buildCheckoutApp(modules, log);
+    try {
+      await core.listen({ port: config.port, host: config.host });
+      await pay.listen({ port: config.payPort, host: config.host });
+    } catch (error) {
+      await Promise.allSettled([core.close(), pay.close()]);
+      throw error;
+    }
+    const coreUrl = localUrl(core.server.address() as AddressInfo);
+    const payUrl = localUrl(pay.server.address() as AddressInfo);
+    log.info({ coreUrl, payUrl, storage: database.kind }, 'server.started');
+    let stopping: Promise<void> | null = null;
+    return {
+      coreUrl,
+      payUrl,
+      modules,
+      core,
+      pay,
+      stop() {
+        stopping ??= (async () => {
+          await Promise.all([core.close(), pay.close()]);
+          await database.close();
+          log.info('server.stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+}
+
+function localUrl(address: AddressInfo): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+}

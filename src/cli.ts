@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { createModules } from './app/modules.js';
+import { resolveSessionSecret } from './app/server-secret.js';
+import { startService } from './app/service.js';
+import { systemClock } from './platform/clock.js';
+import { type Config, ConfigError, parseConfig } from './platform/config.js';
+import { openDatabase } from './platform/db/database.js';
+import { migrate } from './platform/db/migrate.js';
+import { createLog } from './platform/log.js';
+
+const program = new Command()
+  .name('licensing')
+  .description('Licensing, catalog and checkout service. Settings come from the environment (see README).')
+  .showHelpAfterError();
+
+program
+  .command('serve', { isDefault: true })
+  .description('apply migrations and start the core API (PORT) and the checkout host (PAY_PORT)')
+  .action(async () => {
+    const config = loadConfig();
+    const log = createLog(config);
+    const service = await startService(config, log);
+    const shutdown = (signal: string) => {
+      log.info({ signal }, 'server.stopping');
+      service.stop().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'server.stop.failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    console.log(`core API on ${service.coreUrl}/v1  ·  checkout host on ${service.payUrl}`);
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations and exit')
+  .action(async () => {
+    const config = loadConfig();
+    const log = createLog(config);
+    const database = await openDatabase(config);
+    try {
+      const applied = await migrate(database, log);
+      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+    } finally {
+      await database.close();
+    }
+  });
+
+const admin = program.command('admin').description('manage admin accounts');
+admin
+  .command('create')
+  .description('create an admin account, or promote an existing account and set its password')
+  .requiredOption('--email <email>', 'e-mail of the admin account')
+  .option('--password <password>', 'password to set (default: ADMIN_PASSWORD from the environment)')
+  .action(async (options: { email: string; password?: string }) => {
+    const config = loadConfig();
+    const password = options.password ?? config.adminPassword;
+    if (!password || password.length < 8) {
+      console.error('admin create: give --password (or ADMIN_PASSWORD) of at least 8 characters');
+      process.exit(2);
+    }
+    const log = createLog(config);
+    const database = await openDatabase(config);
+    try {
+      await migrate(database, log);
+      const modules = createModules({
+        config,
+        database,
+        log,
+        clock: systemClock,
+        sessionSecret: resolveSessionSecret(config),
+      });
+      const { user, created } = await modules.users.ensureAdmin({
+        email: options.email,
+        password,
+        resetPassword: true,
+      });
+      console.log(`${created ? 'created' : 'promoted'} admin ${user.email} (${user.id})`);
+    } finally {
+      await database.close();
+    }
+  });
+
+function loadConfig(): Config {
+  try {
+    return parseConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+program.parseAsync().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+export { registerApiKeyRoutes } from './routes.js';
+export { type ApiKeyService, createApiKeyService } from './service.js';

@@ -1,0 +1,36 @@
+import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { principalOf } from '../../platform/http/principal.js';
+import { pageOf } from '../../platform/http/schemas.js';
+import { AppParams } from '../apps/index.js';
+import { ApiKeyCreate, ApiKeyList, ApiKeyListQuery, ApiKeyParams, CreatedApiKey } from './schemas.js';
+import type { ApiKeyService } from './service.js';
+
+/** Keys are managed from a signed-in session only: an API key cannot mint or revoke keys. */
+export function registerApiKeyRoutes(app: HttpApp, keys: ApiKeyService): void {
+  app.post('/apps/:appId/api-keys', {
+    config: { auth: 'user' },
+    schema: { tags: ['api-keys'], params: AppParams, body: ApiKeyCreate, response: { 201: CreatedApiKey } },
+    handler: async (request, reply) =>
+      reply.status(201).send(await keys.create(principalOf(request), request.params.appId, request.body)),
+  });
+
+  app.get('/apps/:appId/api-keys', {
+    config: { auth: 'user' },
+    schema: {
+      tags: ['api-keys'],
+      params: AppParams,
+      querystring: ApiKeyListQuery,
+      response: { 200: ApiKeyList },
+    },
+    handler: (request) => keys.list(principalOf(request), request.params.appId, pageOf(request.query)),
+  });
+
+  app.delete('/apps/:appId/api-keys/:keyId', {
+    config: { auth: 'user' },
+    schema: { tags: ['api-keys'], params: ApiKeyParams },
+    handler: async (request, reply) => {
+      await keys.revoke(principalOf(request), request.params.appId, request.params.keyId);
+      return reply.status(204).send();
+    },
+  });
+}

@@ -1,0 +1,3 @@
+export { registerAppRoutes } from './routes.js';
+export { AppParams } from './schemas.js';
+export { type AppService, createAppService } from './service.js';

@@ -1,0 +1,97 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { AppRow } from '../../platform/db/schema.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import type { Principal } from '../../platform/http/principal.js';
+import { iso, type Page } from '../../platform/http/schemas.js';
+import { newId } from '../../platform/ids.js';
+import type { Log } from '../../platform/log.js';
+import { recordEvent } from '../events/index.js';
+import * as store from './store.js';
+
+export interface AppServiceDeps {
+  db: Db;
+  clock: Clock;
+  log: Log;
+}
+
+export type AppService = ReturnType<typeof createAppService>;
+
+export function createAppService({ db, clock, log }: AppServiceDeps) {
+  /**
+   * The app, when the caller may act on it. Another seller's app is "not found" (its
+   * existence is not revealed); an API key of the same seller but for another app is refused.
+   */
+  async function requireOwnedApp(principal: Principal, appId: string): Promise<AppRow> {
+    const app = await store.findOwnedApp(db, principal.userId, appId);
+    if (!app) throw notFound('App');
+    if (principal.credential.kind === 'api_key' && principal.credential.appId !== app.id) {
+      throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+    }
+    return app;
+  }
+
+  return {
+    requireOwnedApp,
+
+    async create(principal: Principal, input: { name: string; description?: string }) {
+      const now = clock.now();
+      const app = await db.transaction().execute(async (trx) => {
+        const row = await store.insertApp(trx, {
+          id: newId(),
+          userId: principal.userId,
+          name: input.name.trim(),
+          description: input.description?.trim() ?? '',
+          now,
+        });
+        await recordEvent(trx, {
+          type: 'app.created',
+          userId: row.user_id,
+          appId: row.id,
+          data: toApp(row),
+          occurredAt: now,
+        });
+        return row;
+      });
+      log.info({ appId: app.id, userId: app.user_id }, 'app.created');
+      return toApp(app);
+    },
+
+    async get(principal: Principal, appId: string) {
+      return toApp(await requireOwnedApp(principal, appId));
+    },
+
+    async list(principal: Principal, page: Page) {
+      const onlyAppId = principal.credential.kind === 'api_key' ? principal.credential.appId : null;
+      const { rows, total } = await store.listApps(db, principal.userId, onlyAppId, page);
+      return { apps: rows.map(toApp), total, ...page };
+    },
+
+    async update(principal: Principal, appId: string, changes: { name?: string; description?: string }) {
+      await requireOwnedApp(principal, appId);
+      const row = await store.updateApp(db, principal.userId, appId, {
+        name: changes.name?.trim(),
+        description: changes.description?.trim(),
+        now: clock.now(),
+      });
+      if (!row) throw notFound('App');
+      return toApp(row);
+    },
+
+    async remove(principal: Principal, appId: string) {
+      if (!(await store.deleteApp(db, principal.userId, appId))) throw notFound('App');
+      log.info({ appId, userId: principal.userId }, 'app.deleted');
+    },
+  };
+}
+
+export function toApp(row: AppRow) {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    name: row.name,
+    description: row.description,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}

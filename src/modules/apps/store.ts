@@ -1,0 +1,70 @@
+import type { Executor } from '../../platform/db/database.js';
+import type { AppRow } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/schemas.js';
+
+export function findOwnedApp(executor: Executor, userId: string, appId: string): Promise<AppRow | undefined> {
+  return executor
+    .selectFrom('apps')
+    .selectAll()
+    .where('id', '=', appId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export function insertApp(
+  executor: Executor,
+  app: { id: string; userId: string; name: string; description: string; now: Date },
+): Promise<AppRow> {
+  return executor
+    .insertInto('apps')
+    .values({
+      id: app.id,
+      user_id: app.userId,
+      name: app.name,
+      description: app.description,
+      created_at: app.now,
+      updated_at: app.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function updateApp(
+  executor: Executor,
+  userId: string,
+  appId: string,
+  changes: { name?: string; description?: string; now: Date },
+): Promise<AppRow | undefined> {
+  return executor
+    .updateTable('apps')
+    .set({
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.description !== undefined ? { description: changes.description } : {}),
+      updated_at: changes.now,
+    })
+    .where('id', '=', appId)
+    .where('user_id', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteApp(executor: Executor, userId: string, appId: string): Promise<boolean> {
+  const row = await executor
+    .deleteFrom('apps')
+    .where('id', '=', appId)
+    .where('user_id', '=', userId)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The seller's apps; an API key sees only the app it belongs to. */
+export async function listApps(executor: Executor, userId: string, onlyAppId: string | null, page: Page) {
+  let query = executor.selectFrom('apps').where('user_id', '=', userId);
+  if (onlyAppId) query = query.where('id', '=', onlyAppId);
+  const [rows, total] = await Promise.all([
+    query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.total) };
+}

@@ -1,0 +1,1 @@
+export { createAuthenticator } from './authenticator.js';

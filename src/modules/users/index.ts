@@ -1,0 +1,4 @@
+export { hashPassword, verifyPassword } from './password.js';
+export { registerUserRoutes } from './routes.js';
+export { createUserService, type UserService } from './service.js';
+export { createUserTokenSigner, type UserTokenSigner } from './user-token.js';

@@ -1,0 +1,51 @@
+import { jwtVerify, SignJWT } from 'jose';
+
+/**
+ * Seller session tokens: HS256 JWTs signed with the server secret. The algorithm, issuer and
+ * audience are pinned on verification, so a license token (RS256, other audience) or an
+ * unsigned token is never taken for a session.
+ */
+const AUDIENCE = 'seller-session';
+const ALGORITHM = 'HS256';
+
+export interface UserTokenSigner {
+  sign(userId: string, now: Date): Promise<{ token: string; expiresAt: Date }>;
+  /** The user id the token was issued to, or null when it is not a valid session token. */
+  verify(token: string): Promise<string | null>;
+}
+
+export function createUserTokenSigner(options: {
+  secret: string;
+  issuer: string;
+  ttlSeconds: number;
+}): UserTokenSigner {
+  const key = new TextEncoder().encode(options.secret);
+  return {
+    async sign(userId, now) {
+      const issuedAt = Math.floor(now.getTime() / 1000);
+      const expiresAt = new Date((issuedAt + options.ttlSeconds) * 1000);
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+        .setSubject(userId)
+        .setIssuer(options.issuer)
+        .setAudience(AUDIENCE)
+        .setIssuedAt(issuedAt)
+        .setExpirationTime(issuedAt + options.ttlSeconds)
+        .sign(key);
+      return { token, expiresAt };
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: [ALGORITHM],
+          issuer: options.issuer,
+          audience: AUDIENCE,
+          requiredClaims: ['sub', 'exp', 'iat'],
+        });
+        return payload.sub ?? null;
+      } catch {
+        return null;
+      }
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { ConfigError, parseConfig } from './config.js';
+
+describe('configuration', () => {
+  test('defaults describe a local service on the embedded database', () => {
+    const config = parseConfig({});
+    assert.equal(config.port, 3000);
+    assert.equal(config.payPort, 3001);
+    assert.equal(config.apiBaseUrl, 'http://localhost:3000/v1');
+    assert.equal(config.payPublicUrl, 'http://localhost:3001');
+    assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.databaseUrl, null);
+    assert.equal(config.env, 'development');
+    assert.ok(Object.isFrozen(config));
+  });
+
+  test('public addresses follow the ports and accept a base url with or without /v1', () => {
+    assert.equal(parseConfig({ PORT: '8080' }).apiBaseUrl, 'http://localhost:8080/v1');
+    assert.equal(
+      parseConfig({ PUBLIC_BASE_URL: 'https://api.example.com/v1/' }).apiBaseUrl,
+      'https://api.example.com/v1',
+    );
+    assert.equal(
+      parseConfig({ PUBLIC_BASE_URL: 'https://api.example.com' }).apiBaseUrl,
+      'https://api.example.com/v1',
+    );
+    assert.equal(
+      parseConfig({ PAY_PUBLIC_URL: 'https://pay.example.com/' }).payPublicUrl,
+      'https://pay.example.com',
+    );
+  });
+
+  const refusals: [string, Record<string, string>][] = [
+    ['PORT', { PORT: 'eighty' }],
+    ['PORT', { PORT: '70000' }],
+    ['PAY_PORT', { PORT: '4000', PAY_PORT: '4000' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://example.com' }],
+    ['PAY_PUBLIC_URL', { PAY_PUBLIC_URL: 'not a url' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/db' }],
+    ['JWT_SECRET', { JWT_SECRET: 'too-short' }],
+    ['JWT_SECRET', { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/app' }],
+    ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'admin@example.com' }],
+    ['ADMIN_EMAIL', { ADMIN_PASSWORD: 'secret123' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['NODE_ENV', { NODE_ENV: 'staging' }],
+    ['PASSWORD_HASH_COST', { PASSWORD_HASH_COST: '3000' }],
+    ['USER_TOKEN_TTL', { USER_TOKEN_TTL: '5' }],
+  ];
+  for (const [variable, env] of refusals) {
+    test(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
+      assert.throws(
+        () => parseConfig(env),
+        (error: unknown) =>
+          error instanceof ConfigError && error.variable === variable && error.message.startsWith(variable),
+      );
+    });
+  }
+
+  test('blank values count as unset', () => {
+    assert.equal(parseConfig({ DATABASE_URL: '  ', PORT: '' }).databaseUrl, null);
+  });
+});

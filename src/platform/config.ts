@@ -1,0 +1,157 @@
+import path from 'node:path';
+
+/**
+ * The one place that reads the environment. Everything else receives this frozen object,
+ * so a wrong setting stops start-up with a message naming the variable.
+ */
+export interface Config {
+  readonly env: 'development' | 'production' | 'test';
+  readonly host: string;
+  readonly port: number;
+  readonly payPort: number;
+  /** Origin of the core API as seen from outside, without the /v1 segment. */
+  readonly publicOrigin: string;
+  /** {base_url} of the interface: publicOrigin + '/v1'. */
+  readonly apiBaseUrl: string;
+  /** {pay_url}: the checkout host as seen from outside. */
+  readonly payPublicUrl: string;
+  /** Folder for embedded storage and generated secrets; 'memory:' keeps everything in memory. */
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly jwtSecret: string | null;
+  readonly userTokenTtlSeconds: number;
+  readonly adminEmail: string | null;
+  readonly adminPassword: string | null;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** scrypt cost parameter N for new password hashes (a power of two). */
+  readonly passwordHashCost: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const IN_MEMORY_DATA_DIR = 'memory:';
+
+export function parseConfig(env: Env): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === '' ? undefined : value;
+  };
+
+  const nodeEnv = oneOf('NODE_ENV', read('NODE_ENV') ?? 'development', [
+    'development',
+    'production',
+    'test',
+  ] as const);
+  const port = portNumber('PORT', read('PORT') ?? '3000');
+  const payPort = portNumber('PAY_PORT', read('PAY_PORT') ?? '3001');
+  if (port !== 0 && port === payPort) throw new ConfigError('PAY_PORT', 'must differ from PORT');
+
+  const publicOrigin = stripVersion(
+    httpUrl('PUBLIC_BASE_URL', read('PUBLIC_BASE_URL') ?? `http://localhost:${port}`),
+  );
+  const payPublicUrl = httpUrl('PAY_PUBLIC_URL', read('PAY_PUBLIC_URL') ?? `http://localhost:${payPort}`);
+
+  const databaseUrl = read('DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// connection string');
+  }
+
+  const jwtSecret = read('JWT_SECRET') ?? null;
+  if (jwtSecret !== null && jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
+  }
+  if (jwtSecret === null && databaseUrl !== null && nodeEnv === 'production') {
+    throw new ConfigError(
+      'JWT_SECRET',
+      'is required in production with DATABASE_URL, so that every node accepts the same sessions',
+    );
+  }
+
+  const adminEmail = read('ADMIN_EMAIL') ?? null;
+  const adminPassword = read('ADMIN_PASSWORD') ?? null;
+  if ((adminEmail === null) !== (adminPassword === null)) {
+    throw new ConfigError(
+      adminEmail === null ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD',
+      'ADMIN_EMAIL and ADMIN_PASSWORD go together',
+    );
+  }
+
+  const passwordHashCost = integer(
+    'PASSWORD_HASH_COST',
+    read('PASSWORD_HASH_COST') ?? '32768',
+    1024,
+    1 << 20,
+  );
+  if ((passwordHashCost & (passwordHashCost - 1)) !== 0) {
+    throw new ConfigError('PASSWORD_HASH_COST', 'must be a power of two');
+  }
+
+  const dataDir = read('DATA_DIR') ?? './data';
+
+  return Object.freeze({
+    env: nodeEnv,
+    host: read('HOST') ?? '0.0.0.0',
+    port,
+    payPort,
+    publicOrigin,
+    apiBaseUrl: `${publicOrigin}/v1`,
+    payPublicUrl,
+    dataDir: dataDir === IN_MEMORY_DATA_DIR ? dataDir : path.resolve(dataDir),
+    databaseUrl,
+    jwtSecret,
+    userTokenTtlSeconds: integer('USER_TOKEN_TTL', read('USER_TOKEN_TTL') ?? '43200', 60, 60 * 60 * 24 * 30),
+    adminEmail,
+    adminPassword,
+    logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL') ?? (nodeEnv === 'test' ? 'silent' : 'info'), LOG_LEVELS),
+    passwordHashCost,
+  });
+}
+
+function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${value}")`);
+  }
+  return value as T;
+}
+
+function integer(name: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${value}")`);
+  }
+  return n;
+}
+
+function portNumber(name: string, value: string): number {
+  return integer(name, value, 0, 65535);
+}
+
+function httpUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL (got "${value}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, 'must use http or https');
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** PUBLIC_BASE_URL may be given with or without the version segment; keep the origin part. */
+function stripVersion(url: string): string {
+  return url.replace(/\/v1$/, '');
+}

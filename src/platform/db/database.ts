@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { IN_MEMORY_DATA_DIR } from '../config.js';
+import { PGlitePool } from './pglite-pool.js';
+import type { Schema } from './schema.js';
+
+export type Db = Kysely<Schema>;
+/** What a store function runs on: the database itself or an open transaction. */
+export type Executor = Kysely<Schema> | Transaction<Schema>;
+
+export interface Database {
+  readonly db: Db;
+  readonly kind: 'pglite' | 'postgres';
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseSettings {
+  databaseUrl: string | null;
+  dataDir: string;
+}
+
+const PG_INT8 = 20;
+
+/**
+ * Opens PostgreSQL when a URL is given, embedded PGlite otherwise. Both drivers are made
+ * to return the same JS types: int8 as number (counts fit), numeric as an exact string,
+ * timestamptz as Date.
+ */
+export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
+  if (settings.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: settings.databaseUrl,
+      max: 10,
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === PG_INT8
+            ? (value: string) => Number(value)
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    return wrap(new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+  }
+
+  const inMemory = settings.dataDir === IN_MEMORY_DATA_DIR;
+  if (!inMemory) fs.mkdirSync(settings.dataDir, { recursive: true });
+  const pglite = await PGlite.create(inMemory ? 'memory://' : `${settings.dataDir}/pgdata`, {
+    parsers: { [pgliteTypes.INT8]: (value: string) => Number(value) },
+  });
+  const pool = new PGlitePool(pglite);
+  // PostgresDialect only needs connect/end from its pool and query/release from a client.
+  return wrap(
+    new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) }),
+    'pglite',
+  );
+}
+
+function wrap(db: Db, kind: Database['kind']): Database {
+  return {
+    db,
+    kind,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type { PGlite } from '@electric-sql/pglite';
+
+/**
+ * Adapts one embedded PGlite instance to the small part of the `pg.Pool` interface that
+ * Kysely's PostgresDialect uses (connect, query, release, end). Written here because the
+ * published Kysely PGlite dialect does not support PGlite 0.5.
+ *
+ * PGlite is a single connection, so the pool hands it out to one holder at a time: a
+ * transaction keeps it until release, and every other query waits its turn instead of
+ * slipping into someone else's transaction.
+ */
+export class PGlitePool {
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly pglite: PGlite) {}
+
+  connect(): Promise<PGliteClient> {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const turn = this.tail.then(() => new PGliteClient(this.pglite, release));
+    this.tail = this.tail.then(() => released);
+    return turn;
+  }
+
+  async end(): Promise<void> {
+    await this.tail;
+    await this.pglite.close();
+  }
+}
+
+export class PGliteClient {
+  private done = false;
+
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly onRelease: () => void,
+  ) {}
+
+  async query(sql: string, parameters: readonly unknown[] = []) {
+    // Like pg, a query without parameters goes through the simple protocol, which accepts
+    // several statements (migration files); parameterised queries are prepared.
+    if (parameters.length === 0) {
+      const results = await this.pglite.exec(sql);
+      const last = results.at(-1);
+      return { rows: last?.rows ?? [], rowCount: last?.affectedRows ?? 0, command: commandOf(sql) };
+    }
+    const result = await this.pglite.query(sql, [...parameters]);
+    return { rows: result.rows, rowCount: result.affectedRows ?? 0, command: commandOf(sql) };
+  }
+
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    this.onRelease();
+  }
+}
+
+function commandOf(sql: string): string {
+  return /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? '';
+}

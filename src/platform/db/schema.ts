@@ -1,0 +1,67 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Kysely's view of the tables the migrations create. Timestamps go in as Date and come out
+ * as Date on both drivers; numeric columns come out as exact strings.
+ */
+type Timestamp = ColumnType<Date, Date | undefined, Date>;
+type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
+
+export type UserRole = 'SELLER' | 'ADMIN';
+export type UserTier = 'free' | 'pro' | 'business' | 'enterprise';
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string | null;
+  password_hash: string;
+  role: ColumnType<UserRole, UserRole | undefined, UserRole>;
+  tier: ColumnType<UserTier, UserTier | undefined, UserTier>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: NullableTimestamp;
+}
+
+export interface AppsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: ColumnType<string, string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  user_id: string;
+  app_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface EventsTable {
+  id: string;
+  seq: Generated<number>;
+  type: string;
+  user_id: string | null;
+  app_id: string | null;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Timestamp;
+}
+
+export interface Schema {
+  users: UsersTable;
+  apps: AppsTable;
+  api_keys: ApiKeysTable;
+  events: EventsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUserRow = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type AppRow = Selectable<AppsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;

@@ -1,0 +1,54 @@
+/**
+ * One error body for every failure on both hosts:
+ * {"error":{"code","message","details"?,"requestId"}}. This table is the only place that
+ * decides which HTTP status a code answers with.
+ */
+export const ERROR_STATUS = {
+  validation_failed: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  invalid_credentials: 401,
+  forbidden: 403,
+  user_token_required: 403,
+  app_scope_mismatch: 403,
+  tier_required: 403,
+  not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  email_taken: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  not_ready: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function notFound(resource: string): AppError {
+  return new AppError('not_found', `${resource} not found`);
+}
+
+export function invalidField(field: string, message: string): AppError {
+  return new AppError('validation_failed', `${field}: ${message}`, [{ field, message }]);
+}

@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RawServerDefault,
+} from 'fastify';
+import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
+import type { Log } from '../log.js';
+import type { Authenticate, AuthRequirement } from './principal.js';
+import { validationDetails, validatorCompiler } from './validation.js';
+
+/** The app type every module registers its routes on (TypeBox-typed requests). */
+export type HttpApp = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface RouteInfo {
+  method: string;
+  url: string;
+  auth: AuthRequirement;
+}
+
+const routeCatalogs = new WeakMap<object, RouteInfo[]>();
+
+/** Every route registered on an app with its auth requirement (read by the shared auth suite). */
+export function registeredRoutes(app: object): RouteInfo[] {
+  return routeCatalogs.get(app) ?? [];
+}
+
+export interface HttpAppOptions {
+  log: Log;
+  /** Resolves a bearer token; absent on a host whose routes are all public. */
+  authenticate?: Authenticate;
+  bodyLimit?: number;
+}
+
+export const DEFAULT_BODY_LIMIT = 256 * 1024;
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The Fastify instance both hosts are built on: JSON only, one error body, request ids on
+ * every response, strict validation and the route-level auth requirement.
+ */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const app = Fastify({
+    loggerInstance: options.log,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // One completion line per request is logged by the onResponse hook below instead.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    routerOptions: { ignoreTrailingSlash: true },
+    // Requests that arrive while closing get our own 503 body (below) instead of Fastify's.
+    return503OnClosing: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const catalog: RouteInfo[] = [];
+  routeCatalogs.set(app, catalog);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      catalog.push({ method, url: route.url, auth: route.config?.auth ?? 'seller' });
+    }
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Fastify also parses text/plain by default; this interface speaks JSON only.
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('principal', null);
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    request.log.debug({ method: request.method, path: request.url.split('?')[0] }, 'http.request.received');
+    if (closing) throw new AppError('not_ready', 'The service is shutting down; retry the request');
+    if (request.is404) return;
+    request.principal = await authorize(
+      request,
+      request.routeOptions.config.auth ?? 'seller',
+      options.authenticate,
+    );
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'http.request.completed',
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    sendError(request, reply, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) {
+      sendError(request, reply, error.code, error.message, error.details);
+      return;
+    }
+    if (error.validation) {
+      const details = validationDetails(error.validation as never, error.validationContext);
+      const first = details[0];
+      const message = first ? `${first.field}: ${first.message}` : 'Request is invalid';
+      sendError(request, reply, 'validation_failed', message, details);
+      return;
+    }
+    const mapped = mapFrameworkError(error);
+    if (mapped) {
+      sendError(request, reply, mapped.code, mapped.message);
+      return;
+    }
+    request.log.error({ err: error }, 'http.request.failed');
+    sendError(
+      request,
+      reply,
+      'internal_error',
+      'Something went wrong on our side; quote the requestId if you report it',
+    );
+  });
+
+  return app as unknown as HttpApp;
+}
+
+async function authorize(request: FastifyRequest, requirement: AuthRequirement, authenticate?: Authenticate) {
+  if (requirement === 'public') return null;
+  const header = request.headers.authorization;
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match?.[1]) throw new AppError('unauthorized', 'Send Authorization: Bearer <user token or API key>');
+  const principal = authenticate ? await authenticate(match[1]) : null;
+  if (!principal) throw new AppError('unauthorized', 'The bearer token is invalid, expired or revoked');
+  if (requirement === 'user' && principal.credential.kind !== 'user_token') {
+    throw new AppError('user_token_required', 'This route needs a signed-in user token, not an API key');
+  }
+  if (requirement === 'admin' && principal.role !== 'ADMIN') {
+    throw new AppError('forbidden', 'This route needs the ADMIN role');
+  }
+  return principal;
+}
+
+function mapFrameworkError(error: FastifyError): { code: ErrorCode; message: string } | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { code: 'unsupported_media_type', message: 'Send the body as application/json' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'payload_too_large', message: 'The request body is too large' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { code: 'invalid_json', message: 'The body is empty but Content-Type says JSON' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { code: 'invalid_json', message: 'The body is not valid JSON' };
+  }
+  if (error.statusCode === 400 && error instanceof SyntaxError) {
+    return { code: 'invalid_json', message: 'The body is not valid JSON' };
+  }
+  if (error.statusCode === 413)
+    return { code: 'payload_too_large', message: 'The request body is too large' };
+  if (error.statusCode === 415)
+    return { code: 'unsupported_media_type', message: 'Send the body as application/json' };
+  if (error.statusCode === 429) return { code: 'rate_limited', message: error.message };
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return { code: 'validation_failed', message: error.message };
+  }
+  return null;
+}
+
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  details?: ErrorDetail[],
+): void {
+  void reply
+    .status(ERROR_STATUS[code])
+    .type('application/json; charset=utf-8')
+    .send({ error: { code, message, ...(details?.length ? { details } : {}), requestId: request.id } });
+}

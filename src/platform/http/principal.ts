@@ -1,0 +1,39 @@
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+
+export type Role = 'SELLER' | 'ADMIN';
+export type Tier = 'free' | 'pro' | 'business' | 'enterprise';
+
+/** Who is calling: a seller (or admin) through a user token, or through an app API key. */
+export interface Principal {
+  userId: string;
+  role: Role;
+  tier: Tier;
+  credential: { kind: 'user_token' } | { kind: 'api_key'; apiKeyId: string; appId: string };
+}
+
+/**
+ * What a route requires, declared in its config:
+ * - public: no credentials;
+ * - seller: a user token or an API key;
+ * - user: a user token only (managing keys and account-level settings);
+ * - admin: the ADMIN role, through either credential.
+ */
+export type AuthRequirement = 'public' | 'seller' | 'user' | 'admin';
+
+export type Authenticate = (bearer: string) => Promise<Principal | null>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthRequirement;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+/** The caller of a route that requires credentials (the auth hook guarantees one). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new AppError('unauthorized', 'Authentication required');
+  return request.principal;
+}

@@ -1,0 +1,47 @@
+import Type, { type Static } from 'typebox';
+
+/** Shapes shared by every module's routes. */
+
+export const ErrorBody = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    requestId: Type.String(),
+  }),
+});
+
+/** ISO 8601 UTC with milliseconds, as every timestamp in responses. */
+export const Timestamp = Type.String({ format: 'date-time' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export const Uuid = Type.String({ format: 'uuid' });
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export const PageQuery = {
+  limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+};
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export function pageOf(query: Partial<Page>): Page {
+  return { limit: query.limit ?? DEFAULT_PAGE_SIZE, offset: query.offset ?? 0 };
+}
+
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
+
+export type ErrorBodyType = Static<typeof ErrorBody>;
+
+export function iso(date: Date): string {
+  return date.toISOString();
+}
+
+export function isoOrNull(date: Date | null): string | null {
+  return date ? date.toISOString() : null;
+}

@@ -1,0 +1,83 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../cli.ts');
+
+/** The real CLI in a child process (through tsx), with its output collected for assertions. */
+export interface CliProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the first output line matching, or rejects if the process ends first. */
+  waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+}
+
+const running = new Set<ChildProcess>();
+
+/** Kills whatever a failed test left running, so the test file can end. */
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined>): CliProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'test',
+      PASSWORD_HASH_COST: '1024',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
+  let output = '';
+  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void; reject: (e: Error) => void }[] =
+    [];
+  const check = () => {
+    for (const waiter of [...waiters]) {
+      const match = output.match(waiter.pattern);
+      if (match) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(match);
+      }
+    }
+  };
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+    check();
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+    check();
+  });
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('exit', (code) => {
+      for (const waiter of waiters.splice(0)) {
+        waiter.reject(new Error(`process exited (${code}) before ${waiter.pattern}; output:\n${output}`));
+      }
+      resolve(code);
+    });
+  });
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitFor(pattern) {
+      const match = output.match(pattern);
+      if (match) return Promise.resolve(match);
+      if (child.exitCode !== null)
+        return Promise.reject(new Error(`process already exited; output:\n${output}`));
+      return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
+    },
+  };
+}
+
+/** Starts `serve` and returns the base urls it printed. */
+export async function serve(env: Record<string, string | undefined>) {
+  const proc = runCli(['serve'], { PORT: '0', PAY_PORT: '0', HOST: '127.0.0.1', ...env });
+  const [, coreUrl, payUrl] = await proc.waitFor(/core API on (\S+)\/v1\s+·\s+checkout host on (\S+)/);
+  return { proc, api: coreUrl as string, pay: payUrl as string };
+}

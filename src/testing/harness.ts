@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import { type RunningService, startService } from '../app/service.js';
+import type { Clock } from '../platform/clock.js';
+import { type Config, parseConfig } from '../platform/config.js';
+import type { Db } from '../platform/db/database.js';
+import { createLog } from '../platform/log.js';
+import { type HttpClient, httpClient } from './http-client.js';
+
+/**
+ * A whole service per test file: both listeners on free ports, storage from the environment
+ * (DATABASE_URL → PostgreSQL, otherwise in-memory PGlite). Tests isolate themselves by making
+ * their own sellers, never by truncating tables, so files can run in parallel on one database.
+ */
+export interface TestServer {
+  config: Config;
+  service: RunningService;
+  api: HttpClient;
+  pay: HttpClient;
+  db: Db;
+  adminToken(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export const TEST_PASSWORD = 'correct horse battery';
+
+export async function startTestServer(
+  overrides: Record<string, string> = {},
+  options: { clock?: Clock; logLines?: string[] } = {},
+): Promise<TestServer> {
+  const adminEmail = `admin-${uniqueSuffix()}@test.example`;
+  const config = parseConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    PAY_PORT: '0',
+    DATA_DIR: 'memory:',
+    DATABASE_URL: process.env.DATABASE_URL,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // A lower scrypt cost keeps hundreds of test sign-ups fast; the algorithm is the same.
+    PASSWORD_HASH_COST: '1024',
+    ADMIN_EMAIL: adminEmail,
+    ADMIN_PASSWORD: TEST_PASSWORD,
+    ...overrides,
+  });
+  const destination = options.logLines
+    ? { write: (line: string) => void options.logLines?.push(line) }
+    : undefined;
+  const service = await startService(config, createLog(config, destination), options.clock);
+  const api = httpClient(`${service.coreUrl}/v1`);
+  let adminToken: Promise<string> | null = null;
+  return {
+    config,
+    service,
+    api,
+    pay: httpClient(service.payUrl),
+    db: service.modules.database.db,
+    adminToken() {
+      adminToken ??= api
+        .post('/auth/login', { email: adminEmail, password: TEST_PASSWORD })
+        .then((res) => res.expect(200).body.token as string);
+      return adminToken;
+    },
+    stop: () => service.stop(),
+  };
+}
+
+export function uniqueSuffix(): string {
+  return randomBytes(6).toString('hex');
+}
+
+export interface Seller {
+  token: string;
+  user: { id: string; email: string; role: string; tier: string };
+}
+
+/** Registers a new seller through the API; an admin sets the tier or role when asked. */
+export async function signUp(
+  server: TestServer,
+  options: {
+    tier?: 'free' | 'pro' | 'business' | 'enterprise';
+    role?: 'SELLER' | 'ADMIN';
+    email?: string;
+  } = {},
+): Promise<Seller> {
+  const email = options.email ?? `seller-${uniqueSuffix()}@test.example`;
+  const res = await server.api.post('/auth/register', {
+    email,
+    password: TEST_PASSWORD,
+    name: 'Test Seller',
+  });
+  const seller = res.expect(201).body as Seller;
+  if (options.tier || options.role) {
+    const patch = await server.api.patch(
+      `/admin/users/${seller.user.id}`,
+      { ...(options.tier ? { tier: options.tier } : {}), ...(options.role ? { role: options.role } : {}) },
+      { token: await server.adminToken() },
+    );
+    seller.user = patch.expect(200).body;
+  }
+  return seller;
+}
+
+export async function createApp(
+  server: TestServer,
+  token: string,
+  name = 'Test App',
+): Promise<{ id: string; name: string }> {
+  return (await server.api.post('/apps', { name }, { token })).expect(201).body;
+}
+
+export async function createApiKey(
+  server: TestServer,
+  token: string,
+  appId: string,
+  name = 'backend',
+): Promise<{ id: string; key: string; prefix: string }> {
+  return (await server.api.post(`/apps/${appId}/api-keys`, { name }, { token })).expect(201).body;
+}
