@@ -3,11 +3,15 @@ import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import { openDatabase } from '../platform/db/database.js';
 import { migrate } from '../platform/db/migrate.js';
+import { requestsDrained } from '../platform/http/create-http-app.js';
 import type { Log } from '../platform/log.js';
+import { openRedis } from '../platform/redis.js';
 import { buildCheckoutApp } from './checkout-app.js';
 import { buildCoreApp } from './core-app.js';
 import { createModules } from './modules.js';
 import { resolveSessionSecret } from './server-secret.js';
+
+const DRAIN_TIMEOUT_MS = 30_000;
 
 export interface RunningService {
   coreUrl: string;
@@ -42,13 +46,17 @@ export async function startService(
         resetPassword: false,
       });
     }
-    const core = buildCoreApp(modules, log);
-    const pay = buildCheckoutApp(modules, log);
+    const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
+    redis?.on('error', (err) => log.warn({ err: { message: err.message } }, 'redis.unavailable'));
+    const hostDeps = { modules, config, log, redis };
+    const core = buildCoreApp(hostDeps);
+    const pay = buildCheckoutApp(hostDeps);
     try {
       await core.listen({ port: config.port, host: config.host });
       await pay.listen({ port: config.payPort, host: config.host });
     } catch (error) {
       await Promise.allSettled([core.close(), pay.close()]);
+      redis?.disconnect();
       throw error;
     }
     const coreUrl = localUrl(core.server.address() as AddressInfo);
@@ -64,6 +72,12 @@ export async function startService(
       stop() {
         stopping ??= (async () => {
           await Promise.all([core.close(), pay.close()]);
+          // Handlers of clients that hung up may still be running; give them time to finish.
+          await Promise.race([
+            Promise.all([requestsDrained(core), requestsDrained(pay)]),
+            new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS).unref()),
+          ]);
+          redis?.disconnect();
           await database.close();
           log.info('server.stopped');
         })();

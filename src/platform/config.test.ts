@@ -47,6 +47,9 @@ describe('configuration', () => {
     ['NODE_ENV', { NODE_ENV: 'staging' }],
     ['PASSWORD_HASH_COST', { PASSWORD_HASH_COST: '3000' }],
     ['USER_TOKEN_TTL', { USER_TOKEN_TTL: '5' }],
+    ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'yes' }],
+    ['AUTH_RATE_LIMIT', { AUTH_RATE_LIMIT: '0' }],
   ];
   for (const [variable, env] of refusals) {
     test(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {

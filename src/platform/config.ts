@@ -25,6 +25,12 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** scrypt cost parameter N for new password hashes (a power of two). */
   readonly passwordHashCost: number;
+  /** Redis for rate-limit counters shared by every node; null keeps counters per process. */
+  readonly redisUrl: string | null;
+  /** How many proxy hops to trust for the client address (X-Forwarded-For); 0 trusts none. */
+  readonly trustProxyHops: number;
+  /** Sign-in and registration attempts allowed per minute (per address, and per e-mail for sign-in). */
+  readonly authRateLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -100,6 +106,11 @@ export function parseConfig(env: Env): Config {
 
   const dataDir = read('DATA_DIR') ?? './data';
 
+  const redisUrl = read('REDIS_URL') ?? null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL');
+  }
+
   return Object.freeze({
     env: nodeEnv,
     host: read('HOST') ?? '0.0.0.0',
@@ -116,6 +127,9 @@ export function parseConfig(env: Env): Config {
     adminPassword,
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL') ?? (nodeEnv === 'test' ? 'silent' : 'info'), LOG_LEVELS),
     passwordHashCost,
+    redisUrl,
+    trustProxyHops: integer('TRUST_PROXY', read('TRUST_PROXY') ?? '0', 0, 10),
+    authRateLimit: integer('AUTH_RATE_LIMIT', read('AUTH_RATE_LIMIT') ?? '10', 1, 100_000),
   });
 }
 

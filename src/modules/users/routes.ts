@@ -1,5 +1,6 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
+import { perMinute } from '../../platform/http/rate-limit.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import {
   AdminUserUpdate,
@@ -14,15 +15,23 @@ import {
 } from './schemas.js';
 import type { UserService } from './service.js';
 
-export function registerUserRoutes(app: HttpApp, users: UserService): void {
+export function registerUserRoutes(
+  app: HttpApp,
+  users: UserService,
+  limits: { authRateLimit: number },
+): void {
+  // Sign-in is limited per address and e-mail (password guessing), registration per address.
+  const loginLimit = perMinute(limits.authRateLimit, (request) => emailOf(request.body));
+  const registerLimit = perMinute(limits.authRateLimit);
+
   app.post('/auth/register', {
-    config: { auth: 'public' },
+    config: { auth: 'public', rateLimit: registerLimit },
     schema: { tags: ['auth'], body: RegisterBody, response: { 201: Session } },
     handler: async (request, reply) => reply.status(201).send(await users.register(request.body)),
   });
 
   app.post('/auth/login', {
-    config: { auth: 'public' },
+    config: { auth: 'public', rateLimit: loginLimit },
     schema: { tags: ['auth'], body: LoginBody, response: { 200: Session } },
     handler: (request) => users.login(request.body),
   });
@@ -56,4 +65,9 @@ export function registerUserRoutes(app: HttpApp, users: UserService): void {
       return reply.status(204).send();
     },
   });
+}
+
+function emailOf(body: unknown): string {
+  const email = (body as { email?: unknown } | null)?.email;
+  return typeof email === 'string' ? email.trim().toLowerCase() : '';
 }

@@ -31,6 +31,35 @@ export interface RouteInfo {
 }
 
 const routeCatalogs = new WeakMap<object, RouteInfo[]>();
+const inFlightRequests = new WeakMap<object, InFlight>();
+
+/**
+ * Requests whose handlers have not finished. A socket closing is not enough: a client may hang
+ * up while its handler still runs, so shutdown waits for this count before closing storage.
+ */
+class InFlight {
+  private readonly requests = new Set<FastifyRequest>();
+  private waiters: (() => void)[] = [];
+
+  add(request: FastifyRequest): void {
+    this.requests.add(request);
+  }
+
+  settle(request: FastifyRequest): void {
+    if (!this.requests.delete(request) || this.requests.size > 0) return;
+    for (const resolve of this.waiters.splice(0)) resolve();
+  }
+
+  drained(): Promise<void> {
+    if (this.requests.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** Resolves once every request the app has taken in has produced its response. */
+export function requestsDrained(app: object): Promise<void> {
+  return inFlightRequests.get(app)?.drained() ?? Promise.resolve();
+}
 
 /** Every route registered on an app with its auth requirement (read by the shared auth suite). */
 export function registeredRoutes(app: object): RouteInfo[] {
@@ -42,6 +71,8 @@ export interface HttpAppOptions {
   /** Resolves a bearer token; absent on a host whose routes are all public. */
   authenticate?: Authenticate;
   bodyLimit?: number;
+  /** Client address: how many proxy hops to trust (0: the socket's peer). */
+  trustProxyHops?: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
@@ -63,6 +94,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     // One completion line per request is logged by the onResponse hook below instead.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
+    trustProxy: (_address: string, hop: number) => hop < (options.trustProxyHops ?? 0),
     // Requests that arrive while closing get our own 503 body (below) instead of Fastify's.
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -86,7 +118,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     closing = true;
   });
 
+  const inFlight = new InFlight();
+  inFlightRequests.set(app, inFlight);
+  // onSend runs once the handler is done, even for a client that has gone; onResponse covers
+  // anything that ends without a payload.
+  app.addHook('onSend', async (request, _reply, payload) => {
+    inFlight.settle(request);
+    return payload;
+  });
+
   app.addHook('onRequest', async (request, reply) => {
+    inFlight.add(request);
     reply.header('x-request-id', request.id);
     request.log.debug({ method: request.method, path: request.url.split('?')[0] }, 'http.request.received');
     if (closing) throw new AppError('not_ready', 'The service is shutting down; retry the request');
@@ -99,6 +141,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   app.addHook('onResponse', async (request, reply) => {
+    inFlight.settle(request);
     request.log.info(
       {
         method: request.method,

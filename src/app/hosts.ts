@@ -1,0 +1,33 @@
+import type { Config } from '../platform/config.js';
+import { createHttpApp, type HttpApp } from '../platform/http/create-http-app.js';
+import { registerRateLimits } from '../platform/http/rate-limit.js';
+import type { Log } from '../platform/log.js';
+import type { RedisClient } from '../platform/redis.js';
+import type { Modules } from './modules.js';
+
+export interface HostDeps {
+  modules: Modules;
+  config: Config;
+  log: Log;
+  redis: RedisClient | null;
+}
+
+/**
+ * An app for one host: the shared HTTP behaviour, rate-limit counters, then the host's routes
+ * mounted under `prefix`. Both hosts are built the same way over the same modules.
+ */
+export function buildHost(deps: HostDeps, prefix: string, mount: (app: HttpApp) => void): HttpApp {
+  const app = createHttpApp({
+    log: deps.log,
+    authenticate: deps.modules.authenticate,
+    trustProxyHops: deps.config.trustProxyHops,
+  });
+  registerRateLimits(app, deps.redis);
+  app.register(
+    async (scope) => {
+      mount(scope as unknown as HttpApp);
+    },
+    { prefix },
+  );
+  return app;
+}
