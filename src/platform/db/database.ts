@@ -58,14 +58,16 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
 }
 
 function wrap(db: Db, kind: Database['kind']): Database {
+  let closed: Promise<void> | null = null;
   return {
     db,
     kind,
     async ping() {
       await sql`select 1`.execute(db);
     },
-    async close() {
-      await db.destroy();
+    close() {
+      closed ??= db.destroy();
+      return closed;
     },
   };
 }

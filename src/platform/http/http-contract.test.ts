@@ -120,7 +120,7 @@ describe('failures inside the service', () => {
       assert.ok(!error.message.toLowerCase().includes('pool'), 'no internals in the message');
       assertError(await broken.api.get('/health/ready'), 503, 'not_ready');
     } finally {
-      await Promise.all([broken.service.core.close(), broken.service.pay.close()]);
+      await broken.stop();
     }
   });
 });
