@@ -1,6 +1,7 @@
 import { registerApiKeyRoutes } from '../modules/api-keys/index.js';
 import { registerAppRoutes } from '../modules/apps/index.js';
 import { registerHealthRoutes } from '../modules/health/index.js';
+import { registerProductRoutes } from '../modules/products/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
 import { buildHost, type HostDeps } from './hosts.js';
@@ -13,5 +14,6 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerUserRoutes(api, modules.users, { authRateLimit: config.authRateLimit });
     registerAppRoutes(api, modules.apps);
     registerApiKeyRoutes(api, modules.apiKeys);
+    registerProductRoutes(api, modules.products);
   });
 }

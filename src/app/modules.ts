@@ -1,6 +1,7 @@
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
+import { createProductService } from '../modules/products/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -26,8 +27,9 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const users = createUserService({ db, clock, log, tokens, passwordHashCost: config.passwordHashCost });
   const apps = createAppService({ db, clock, log });
   const apiKeys = createApiKeyService({ db, clock, log, apps });
+  const products = createProductService({ db, clock, log, apps });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
-  return { database, users, apps, apiKeys, authenticate };
+  return { database, users, apps, apiKeys, products, authenticate };
 }
 
 export type Modules = ReturnType<typeof createModules>;

@@ -22,6 +22,7 @@ import { assertError, httpClient, type RequestOptions } from '../testing/http-cl
 interface Owned {
   appId: string;
   apiKeyId: string;
+  productId: string;
 }
 
 type Entry =
@@ -65,6 +66,24 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `/v1/apps/${o.appId}/api-keys/${o.apiKeyId}`,
   },
+  'core GET /v1/products': { kind: 'own' },
+  'core POST /v1/products': { kind: 'own', body: { name: 'x', price: 1, currency: 'USD' } },
+  'core GET /v1/products/:id': { kind: 'resource', path: (o) => `/v1/products/${o.productId}` },
+  'core PUT /v1/products/:id': {
+    kind: 'resource',
+    path: (o) => `/v1/products/${o.productId}`,
+    body: { name: 'stolen', price: 1, currency: 'USD' },
+  },
+  'core PATCH /v1/products/:id': {
+    kind: 'resource',
+    path: (o) => `/v1/products/${o.productId}`,
+    body: { name: 'stolen' },
+  },
+  'core DELETE /v1/products/:id': { kind: 'resource', path: (o) => `/v1/products/${o.productId}` },
+  'core POST /v1/products/:id/rotate-callback-secret': {
+    kind: 'resource',
+    path: (o) => `/v1/products/${o.productId}/rotate-callback-secret`,
+  },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },
 };
@@ -82,7 +101,14 @@ before(async () => {
   owner = await signUp(server);
   const app = await createApp(server, owner.token);
   const apiKey = await createApiKey(server, owner.token, app.id);
-  owned = { appId: app.id, apiKeyId: apiKey.id };
+  const product = (
+    await server.api.post(
+      '/products',
+      { appId: app.id, name: 'Owned', price: 5, currency: 'USD' },
+      { token: owner.token },
+    )
+  ).expect(201).body;
+  owned = { appId: app.id, apiKeyId: apiKey.id, productId: product.id };
 
   stranger = await signUp(server);
   const strangerApp = await createApp(server, stranger.token);
@@ -199,5 +225,9 @@ describe('shared auth suite', () => {
     assert.equal(app.body.name, 'Test App');
     const keys = (await server.api.get(`/apps/${owned.appId}/api-keys`, { token: owner.token })).expect(200);
     assert.equal(keys.body.apiKeys[0].revokedAt, null);
+    const product = (await server.api.get(`/products/${owned.productId}`, { token: owner.token })).expect(
+      200,
+    );
+    assert.equal(product.body.name, 'Owned');
   });
 });

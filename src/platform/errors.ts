@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   conflict: 409,
   email_taken: 409,
+  product_in_use: 409,
+  app_in_use: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -1,8 +1,9 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import { isStillReferenced } from '../../platform/db/errors.js';
 import type { AppRow } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
-import type { Principal } from '../../platform/http/principal.js';
+import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import { iso, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
@@ -25,7 +26,8 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
   async function requireOwnedApp(principal: Principal, appId: string): Promise<AppRow> {
     const app = await store.findOwnedApp(db, principal.userId, appId);
     if (!app) throw notFound('App');
-    if (principal.credential.kind === 'api_key' && principal.credential.appId !== app.id) {
+    const keyApp = apiKeyAppId(principal);
+    if (keyApp && keyApp !== app.id) {
       throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
     }
     return app;
@@ -62,8 +64,7 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
     },
 
     async list(principal: Principal, page: Page) {
-      const onlyAppId = principal.credential.kind === 'api_key' ? principal.credential.appId : null;
-      const { rows, total } = await store.listApps(db, principal.userId, onlyAppId, page);
+      const { rows, total } = await store.listApps(db, principal.userId, apiKeyAppId(principal), page);
       return { apps: rows.map(toApp), total, ...page };
     },
 
@@ -78,8 +79,17 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
       return toApp(row);
     },
 
+    /** Deletes the app and its API keys; refused while products (or licenses) still belong to it. */
     async remove(principal: Principal, appId: string) {
-      if (!(await store.deleteApp(db, principal.userId, appId))) throw notFound('App');
+      try {
+        if (!(await store.deleteApp(db, principal.userId, appId))) throw notFound('App');
+      } catch (error) {
+        if (!isStillReferenced(error)) throw error;
+        throw new AppError(
+          'app_in_use',
+          'This app still has products or licenses; delete or move them first',
+        );
+      }
       log.info({ appId, userId: principal.userId }, 'app.deleted');
     },
   };

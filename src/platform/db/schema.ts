@@ -53,11 +53,49 @@ export interface EventsTable {
   created_at: Timestamp;
 }
 
+export type ProductType = 'license' | 'api_access' | 'subscription';
+export type BillingType = 'one_time' | 'recurring';
+export type BillingInterval = 'month' | 'year';
+
+export interface ProductsTable {
+  id: string;
+  user_id: string;
+  app_id: string;
+  name: string;
+  description: string;
+  /** numeric(14,4): exact decimal string. */
+  price: string;
+  currency: string;
+  active: boolean;
+  success_url: string | null;
+  cancel_url: string | null;
+  help_url: string | null;
+  support_url: string | null;
+  terms_url: string | null;
+  privacy_url: string | null;
+  refund_url: string | null;
+  product_type: ProductType;
+  billing_type: BillingType;
+  interval: BillingInterval | null;
+  partner_price_id_recurring: string | null;
+  partner_tax_enabled: boolean;
+  partner_identity_required: boolean;
+  crypto_payments_enabled: boolean;
+  hide_email: boolean;
+  auto_redirect: boolean;
+  license_emails: string[];
+  send_license_to_customer: boolean;
+  callback_secret: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
+  products: ProductsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -65,3 +103,5 @@ export type NewUserRow = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type AppRow = Selectable<AppsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type ProductRow = Selectable<ProductsTable>;
+export type NewProductRow = Insertable<ProductsTable>;

@@ -37,3 +37,8 @@ export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError('unauthorized', 'Authentication required');
   return request.principal;
 }
+
+/** The app an API key is limited to, or null for a user session (which sees all its apps). */
+export function apiKeyAppId(principal: Principal): string | null {
+  return principal.credential.kind === 'api_key' ? principal.credential.appId : null;
+}

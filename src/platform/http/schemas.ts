@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 
 /** Shapes shared by every module's routes. */
 
@@ -44,4 +44,34 @@ export function iso(date: Date): string {
 
 export function isoOrNull(date: Date | null): string | null {
   return date ? date.toISOString() : null;
+}
+
+/**
+ * The schema, or null. Written as `type: [t, 'null']` rather than anyOf, so a bad value gets
+ * one clear error instead of one per branch.
+ */
+export function Nullable<T extends TSchema>(schema: T) {
+  const raw = schema as unknown as { type?: string; enum?: unknown[] };
+  const widened = raw.enum
+    ? { ...schema, enum: [...raw.enum, null] }
+    : { ...schema, type: [raw.type, 'null'] };
+  return Type.Unsafe<Static<T> | null>(widened);
+}
+
+/** An absolute http(s) URL of at most 2000 characters. */
+export const HttpUrl = Type.String({
+  maxLength: 2000,
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+[^\\s]*$',
+  format: 'uri',
+  errorMessage: 'must be an absolute http or https URL of at most 2000 characters',
+});
+
+/** Free text that must hold at least one visible character. */
+export function Text(maxLength: number) {
+  return Type.String({
+    minLength: 1,
+    maxLength,
+    pattern: '\\S',
+    errorMessage: `must be 1 to ${maxLength} characters, not blank`,
+  });
 }

@@ -8,7 +8,8 @@ const formatsModule = addFormatsModule as unknown as FormatsPlugin & { default?:
 const addFormats: FormatsPlugin = formatsModule.default ?? formatsModule;
 
 function ajvWith(options: Options): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, removeAdditional: false, ...options });
+  // verbose: errors carry their schema, so a schema's own `errorMessage` can be used.
+  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true, removeAdditional: false, ...options });
   addFormats(ajv);
   return ajv;
 }
@@ -49,6 +50,14 @@ function toDetail(error: ErrorObject, context: string): ErrorDetail {
     .join('.');
   const join = (name: string) => (path ? `${path}.${name}` : name);
   const params = error.params as Record<string, unknown>;
+  const custom = (error.parentSchema as { errorMessage?: unknown } | undefined)?.errorMessage;
+  if (
+    typeof custom === 'string' &&
+    error.keyword !== 'required' &&
+    error.keyword !== 'additionalProperties'
+  ) {
+    return { field: path || context, message: custom };
+  }
   switch (error.keyword) {
     case 'required':
       return { field: join(String(params.missingProperty)), message: 'is required' };

@@ -1,0 +1,2 @@
+export { registerProductRoutes } from './routes.js';
+export { createProductService, type ProductService } from './service.js';

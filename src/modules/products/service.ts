@@ -1,0 +1,195 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import { isStillReferenced } from '../../platform/db/errors.js';
+import type { ProductRow } from '../../platform/db/schema.js';
+import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { iso, type Page } from '../../platform/http/schemas.js';
+import { newId } from '../../platform/ids.js';
+import type { Log } from '../../platform/log.js';
+import { fromDecimalString } from '../../platform/money.js';
+import type { AppService } from '../apps/index.js';
+import { generateCallbackSecret } from './callback-secret.js';
+import { checkProductRules, checkTierGates, PRODUCT_DEFAULTS, type ProductState } from './product-rules.js';
+import type { ProductFilter, ProductInput, ProductResource } from './schemas.js';
+import * as store from './store.js';
+
+export interface ProductServiceDeps {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  apps: Pick<AppService, 'requireOwnedApp'>;
+}
+
+export type ProductService = ReturnType<typeof createProductService>;
+
+export function createProductService({ db, clock, log, apps }: ProductServiceDeps) {
+  /** The seller's product, visible to an API key only when it belongs to the key's app. */
+  async function requireOwnedProduct(principal: Principal, id: string): Promise<ProductRow> {
+    const row = await store.findProduct(db, principal.userId, id);
+    if (!row) throw notFound('Product');
+    const keyApp = apiKeyAppId(principal);
+    if (keyApp && keyApp !== row.app_id)
+      throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+    return row;
+  }
+
+  /** Validates the product as it would be after the change, then the tier of what changes. */
+  async function prepare(
+    principal: Principal,
+    input: ProductInput,
+    next: ProductState,
+    current: Partial<ProductState>,
+  ) {
+    const state = { ...next, currency: next.currency.toUpperCase() };
+    checkProductRules(state);
+    checkTierGates(principal.tier, input, current);
+    if (state.appId !== current.appId) await apps.requireOwnedApp(principal, state.appId);
+    return state;
+  }
+
+  return {
+    requireOwnedProduct,
+
+    async create(
+      principal: Principal,
+      input: ProductInput & Pick<ProductState, 'name' | 'price' | 'currency'>,
+    ) {
+      const appId = input.appId ?? apiKeyAppId(principal);
+      if (!appId) throw invalidField('appId', 'is required: the app whose licenses this product sells');
+      const state = await prepare(
+        principal,
+        input,
+        {
+          ...PRODUCT_DEFAULTS,
+          licenseEmails: [],
+          ...input,
+          appId,
+          callbackSecret: input.callbackSecret ?? generateCallbackSecret(),
+        },
+        { ...PRODUCT_DEFAULTS },
+      );
+      const row = await store.insertProduct(db, {
+        ...state,
+        id: newId(),
+        userId: principal.userId,
+        now: clock.now(),
+      });
+      log.info({ productId: row.id, appId: row.app_id }, 'product.created');
+      return toProduct(row);
+    },
+
+    get: async (principal: Principal, id: string) => toProduct(await requireOwnedProduct(principal, id)),
+
+    async list(principal: Principal, filter: ProductFilter, page: Page) {
+      const { rows, total } = await store.listProducts(
+        db,
+        principal.userId,
+        { ...filter, onlyAppId: apiKeyAppId(principal) },
+        page,
+      );
+      return { products: rows.map(toProduct), total, ...page };
+    },
+
+    /** PUT: the product becomes what the body says; omitted fields return to their defaults. */
+    async replace(
+      principal: Principal,
+      id: string,
+      input: ProductInput & Pick<ProductState, 'name' | 'price' | 'currency'>,
+    ) {
+      const current = stateOf(await requireOwnedProduct(principal, id));
+      const next: ProductState = {
+        ...PRODUCT_DEFAULTS,
+        licenseEmails: [],
+        ...input,
+        // The app and the secret are kept unless given: neither has a meaningful default.
+        appId: input.appId ?? current.appId,
+        callbackSecret: input.callbackSecret ?? current.callbackSecret,
+      };
+      return save(principal, id, await prepare(principal, input, next, current));
+    },
+
+    /** PATCH: only the fields given change. */
+    async update(principal: Principal, id: string, input: ProductInput) {
+      const current = stateOf(await requireOwnedProduct(principal, id));
+      return save(principal, id, await prepare(principal, input, { ...current, ...input }, current));
+    },
+
+    async rotateCallbackSecret(principal: Principal, id: string) {
+      await requireOwnedProduct(principal, id);
+      const row = await store.setCallbackSecret(
+        db,
+        principal.userId,
+        id,
+        generateCallbackSecret(),
+        clock.now(),
+      );
+      if (!row) throw notFound('Product');
+      log.info({ productId: id }, 'product.callback_secret.rotated');
+      return toProduct(row);
+    },
+
+    /**
+     * Deletes a product nothing refers to. Licenses, subscriptions and orders reference their
+     * product without cascading, so the database itself refuses the delete while any exist.
+     */
+    async remove(principal: Principal, id: string) {
+      await requireOwnedProduct(principal, id);
+      try {
+        if (!(await store.deleteProduct(db, principal.userId, id))) throw notFound('Product');
+      } catch (error) {
+        if (!isStillReferenced(error)) throw error;
+        throw new AppError(
+          'product_in_use',
+          'Licenses or subscriptions are linked to this product; deactivate it (active: false) instead',
+        );
+      }
+      log.info({ productId: id }, 'product.deleted');
+    },
+  };
+
+  async function save(principal: Principal, id: string, state: ProductState) {
+    const row = await store.saveProduct(db, principal.userId, id, state, clock.now());
+    if (!row) throw notFound('Product');
+    return toProduct(row);
+  }
+}
+
+function stateOf(row: ProductRow): ProductState {
+  const { id: _id, userId: _userId, createdAt: _createdAt, updatedAt: _updatedAt, ...state } = toProduct(row);
+  return state;
+}
+
+export function toProduct(row: ProductRow): ProductResource {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    appId: row.app_id,
+    name: row.name,
+    description: row.description,
+    price: fromDecimalString(row.price),
+    currency: row.currency,
+    active: row.active,
+    successUrl: row.success_url,
+    cancelUrl: row.cancel_url,
+    helpUrl: row.help_url,
+    supportUrl: row.support_url,
+    termsUrl: row.terms_url,
+    privacyUrl: row.privacy_url,
+    refundUrl: row.refund_url,
+    productType: row.product_type,
+    billingType: row.billing_type,
+    interval: row.interval,
+    partnerPriceIdRecurring: row.partner_price_id_recurring,
+    partnerTaxEnabled: row.partner_tax_enabled,
+    partnerIdentityRequired: row.partner_identity_required,
+    cryptoPaymentsEnabled: row.crypto_payments_enabled,
+    hideEmail: row.hide_email,
+    autoRedirect: row.auto_redirect,
+    licenseEmails: row.license_emails,
+    sendLicenseToCustomer: row.send_license_to_customer,
+    callbackSecret: row.callback_secret,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { currencyExponent, decimalPlaces, isSupportedCurrency, toDecimalString } from './money.js';
+
+describe('money', () => {
+  test('knows the minor unit of ISO 4217 currencies', () => {
+    const cases: [string, number][] = [
+      ['USD', 2],
+      ['EUR', 2],
+      ['GBP', 2],
+      ['JPY', 0],
+      ['KWD', 3],
+      ['HUF', 2],
+      ['XOF', 0],
+    ];
+    for (const [code, exponent] of cases) assert.equal(currencyExponent(code), exponent, code);
+  });
+
+  test('refuses codes that are not money a buyer pays with', () => {
+    for (const code of ['XAU', 'XTS', 'XXX', 'ABC', 'usd', 'USN'])
+      assert.equal(isSupportedCurrency(code), false, code);
+  });
+
+  test('counts decimal places in a number’s shortest form', () => {
+    const cases: [number, number][] = [
+      [19, 0],
+      [19.9, 1],
+      [19.99, 2],
+      [0.1, 1],
+      [12.345, 3],
+      [1e-7, 7],
+      [1.5e-7, 8],
+      [1e21, 0],
+    ];
+    for (const [amount, places] of cases) assert.equal(decimalPlaces(amount), places, String(amount));
+  });
+
+  test('writes amounts as exact decimal strings', () => {
+    assert.equal(toDecimalString(19.99, 'USD'), '19.99');
+    assert.equal(toDecimalString(0.1, 'EUR'), '0.10');
+    assert.equal(toDecimalString(1500, 'JPY'), '1500');
+  });
+});
