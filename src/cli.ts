@@ -75,12 +75,12 @@ admin
         clock: systemClock,
         sessionSecret: resolveSessionSecret(config),
       });
-      const { user, created } = await modules.users.ensureAdmin({
+      const { user, outcome } = await modules.users.ensureAdmin({
         email: options.email,
         password,
         resetPassword: true,
       });
-      console.log(`${created ? 'created' : 'promoted'} admin ${user.email} (${user.id})`);
+      console.log(`${outcome === 'created' ? 'created' : 'promoted'} admin ${user.email} (${user.id})`);
     } finally {
       await database.close();
     }

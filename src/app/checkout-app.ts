@@ -2,10 +2,14 @@ import { registerHealthRoutes } from '../modules/health/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
 import { buildHost, type HostDeps } from './hosts.js';
 
-/** The checkout host ({pay_url}): hosted pages and /api/checkout routes, not under /v1. */
+/**
+ * The checkout host ({pay_url}): hosted pages and /api/checkout routes, not under /v1. Seller
+ * tokens and API keys are not accepted here; its routes are public or authenticated by a
+ * product's callback secret.
+ */
 export function buildCheckoutApp(deps: HostDeps): HttpApp {
   const { modules } = deps;
-  return buildHost(deps, '', (pay) => {
+  return buildHost(deps, { prefix: '', bearerTokens: false }, (pay) => {
     registerHealthRoutes(pay, { ping: () => modules.database.ping() });
   });
 }

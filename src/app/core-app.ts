@@ -9,7 +9,7 @@ import { buildHost, type HostDeps } from './hosts.js';
 /** The core API host: every route under /v1. */
 export function buildCoreApp(deps: HostDeps): HttpApp {
   const { modules, config } = deps;
-  return buildHost(deps, '/v1', (api) => {
+  return buildHost(deps, { prefix: '/v1', bearerTokens: true }, (api) => {
     registerHealthRoutes(api, { ping: () => modules.database.ping() });
     registerUserRoutes(api, modules.users, { authRateLimit: config.authRateLimit });
     registerAppRoutes(api, modules.apps);

@@ -16,10 +16,16 @@ export interface HostDeps {
  * An app for one host: the shared HTTP behaviour, rate-limit counters, then the host's routes
  * mounted under `prefix`. Both hosts are built the same way over the same modules.
  */
-export function buildHost(deps: HostDeps, prefix: string, mount: (app: HttpApp) => void): HttpApp {
+export function buildHost(
+  deps: HostDeps,
+  options: { prefix: string; bearerTokens: boolean },
+  mount: (app: HttpApp) => void,
+): HttpApp {
   const app = createHttpApp({
     log: deps.log,
-    authenticate: deps.modules.authenticate,
+    // Without an authenticator every bearer token is refused, so a route that forgets to
+    // declare its own authentication stays closed.
+    ...(options.bearerTokens ? { authenticate: deps.modules.authenticate } : {}),
     trustProxyHops: deps.config.trustProxyHops,
   });
   registerRateLimits(app, deps.redis);
@@ -27,7 +33,7 @@ export function buildHost(deps: HostDeps, prefix: string, mount: (app: HttpApp) 
     async (scope) => {
       mount(scope as unknown as HttpApp);
     },
-    { prefix },
+    { prefix: options.prefix },
   );
   return app;
 }

@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { readMigrations } from '../platform/db/migrate.js';
 import { killAll, runCli, serve } from '../testing/cli-process.js';
-import { httpClient } from '../testing/http-client.js';
+import { assertError, httpClient } from '../testing/http-client.js';
 
 /** The service as an operator runs it: the CLI in its own process, on the configured storage. */
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -132,6 +132,63 @@ describe(`the service process on ${storage}`, () => {
     }
   });
 
+  test('ADMIN_EMAIL never promotes an account that does not hold ADMIN_PASSWORD', async () => {
+    const dataDir = freshDataDir();
+    const email = `squat-${randomBytes(4).toString('hex')}@example.com`;
+    // Someone registers the address the operator is about to configure.
+    const first = await serve({ DATA_DIR: dataDir, DATABASE_URL, LOG_LEVEL: 'warn' });
+    const api = httpClient(`${first.api}/v1`);
+    (await api.post('/auth/register', { email, password: 'the squatter password' })).expect(201);
+    first.proc.child.kill('SIGTERM');
+    await first.proc.exited;
+
+    const second = await serve({
+      DATA_DIR: dataDir,
+      DATABASE_URL,
+      LOG_LEVEL: 'warn',
+      ADMIN_EMAIL: email,
+      ADMIN_PASSWORD: PASSWORD,
+    });
+    try {
+      await second.proc.waitFor(/admin\.ensure\.refused/);
+      const again = httpClient(`${second.api}/v1`);
+      const squatter = (await again.post('/auth/login', { email, password: 'the squatter password' })).expect(
+        200,
+      );
+      assert.equal(squatter.body.user.role, 'SELLER');
+      assertError(await again.post('/auth/login', { email, password: PASSWORD }), 401, 'invalid_credentials');
+    } finally {
+      second.proc.child.kill('SIGTERM');
+      await second.proc.exited;
+    }
+    // The operator takes the address over explicitly.
+    const create = runCli(['admin', 'create', '--email', email, '--password', PASSWORD], {
+      DATA_DIR: dataDir,
+      DATABASE_URL,
+      LOG_LEVEL: 'warn',
+    });
+    assert.equal(await create.exited, 0, create.output());
+    assert.match(create.output(), /promoted admin/);
+  });
+
+  test('a second process cannot open an embedded data folder in use', {
+    skip: DATABASE_URL ? 'PostgreSQL is shared by design' : false,
+  }, async () => {
+    const dataDir = freshDataDir();
+    const { proc } = await serve({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    try {
+      const migrate = runCli(['migrate'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+      assert.equal(await migrate.exited, 1);
+      assert.match(migrate.output(), /is in use by process \d+/);
+    } finally {
+      proc.child.kill('SIGTERM');
+      assert.equal(await proc.exited, 0);
+    }
+    // Once the server has stopped, the folder is free again.
+    const migrate = runCli(['migrate'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    assert.equal(await migrate.exited, 0, migrate.output());
+  });
+
   test('--help lists the commands', async () => {
     const help = runCli(['--help'], {});
     assert.equal(await help.exited, 0);
@@ -149,7 +206,14 @@ describe('two nodes over one PostgreSQL', { skip: DATABASE_URL ? false : 'needs 
     const url = new URL(DATABASE_URL as string);
     url.pathname = `/${name}`;
     const secret = randomBytes(32).toString('hex');
-    const env = { DATABASE_URL: url.href, JWT_SECRET: secret, LOG_LEVEL: 'warn' };
+    const adminEmail = `ops-${randomBytes(4).toString('hex')}@example.com`;
+    const env = {
+      DATABASE_URL: url.href,
+      JWT_SECRET: secret,
+      LOG_LEVEL: 'warn',
+      ADMIN_EMAIL: adminEmail,
+      ADMIN_PASSWORD: PASSWORD,
+    };
     try {
       const nodes = await Promise.all([
         serve({ ...env, DATA_DIR: freshDataDir() }),
@@ -157,6 +221,14 @@ describe('two nodes over one PostgreSQL', { skip: DATABASE_URL ? false : 'needs 
       ]);
       try {
         for (const node of nodes) (await httpClient(`${node.api}/v1`).get('/health/ready')).expect(200);
+        // Both ensured the same admin account; it exists once.
+        const admin = (
+          await httpClient(`${nodes[1]?.api}/v1`).post('/auth/login', {
+            email: adminEmail,
+            password: PASSWORD,
+          })
+        ).expect(200);
+        assert.equal(admin.body.user.role, 'ADMIN');
         // A session made on one node is accepted by the other.
         const email = `two-${randomBytes(4).toString('hex')}@example.com`;
         const { token } = (

@@ -23,6 +23,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     secret: sessionSecret,
     issuer: config.apiBaseUrl,
     ttlSeconds: config.userTokenTtlSeconds,
+    clock,
   });
   const users = createUserService({ db, clock, log, tokens, passwordHashCost: config.passwordHashCost });
   const apps = createAppService({ db, clock, log });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { SignJWT } from 'jose';
 import { type RouteInfo, registeredRoutes } from '../platform/http/create-http-app.js';
 import {
   createApiKey,
@@ -94,10 +95,15 @@ let owned: Owned;
 let stranger: Seller;
 let strangerKey: string;
 let revokedKey: string;
+let siblingKey: string;
+let expiredToken: string;
+let unsignedToken: string;
+let deletedUserToken: string;
+const JWT_SECRET = 'route-auth-suite-secret-0123456789abcdef';
 const routes: { host: 'core' | 'pay'; route: RouteInfo }[] = [];
 
 before(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ JWT_SECRET });
   owner = await signUp(server);
   const app = await createApp(server, owner.token);
   const apiKey = await createApiKey(server, owner.token, app.id);
@@ -109,6 +115,27 @@ before(async () => {
     )
   ).expect(201).body;
   owned = { appId: app.id, apiKeyId: apiKey.id, productId: product.id };
+
+  const sibling = await createApp(server, owner.token, 'Sibling');
+  siblingKey = (await createApiKey(server, owner.token, sibling.id)).key;
+
+  // Session tokens that must never pass: expired, unsigned, and of a closed account.
+  const claims = JSON.parse(Buffer.from(owner.token.split('.')[1] ?? '', 'base64url').toString());
+  const now = Math.floor(Date.now() / 1000);
+  expiredToken = await new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(owner.user.id)
+    .setIssuer(claims.iss)
+    .setAudience(claims.aud)
+    .setIssuedAt(now - 7200)
+    .setExpirationTime(now - 60)
+    .sign(new TextEncoder().encode(JWT_SECRET));
+  unsignedToken = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${owner.token.split('.')[1]}.`;
+  const closed = await signUp(server);
+  (await server.api.delete(`/admin/users/${closed.user.id}`, { token: await server.adminToken() })).expect(
+    204,
+  );
+  deletedUserToken = closed.token;
 
   stranger = await signUp(server);
   const strangerApp = await createApp(server, stranger.token);
@@ -168,6 +195,9 @@ describe('shared auth suite', () => {
         { token: 'not-a-real-token' },
         { token: `sk_${'0'.repeat(48)}` },
         { token: revokedKey },
+        { token: expiredToken },
+        { token: unsignedToken },
+        { token: deletedUserToken },
       ];
       for (const options of attempts) {
         assertError(await call(host, route.method, path, body, options), 401, 'unauthorized');
@@ -200,6 +230,23 @@ describe('shared auth suite', () => {
         403,
         'user_token_required',
       );
+    }
+  });
+
+  test('the owner reads each resource, and a key of another of their apps is refused with 403', async () => {
+    for (const { host, route } of routes) {
+      const entry = ROUTES[nameOf(host, route)];
+      if (entry?.kind !== 'resource') continue;
+      const path = entry.path(owned);
+      if (route.method === 'GET')
+        (await call(host, route.method, path, undefined, { token: owner.token })).expect(200);
+      if (route.auth === 'seller') {
+        assertError(
+          await call(host, route.method, path, entry.body, { token: siblingKey }),
+          403,
+          'app_scope_mismatch',
+        );
+      }
     }
   });
 

@@ -19,5 +19,8 @@ export function resolveSessionSecret(config: Pick<Config, 'jwtSecret' | 'dataDir
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  return fs.readFileSync(file, 'utf8').trim();
+  const secret = fs.readFileSync(file, 'utf8').trim();
+  if (secret.length < 32)
+    throw new Error(`${file} holds no usable secret; delete it to have a new one generated`);
+  return secret;
 }

@@ -11,7 +11,7 @@ import { buildCoreApp } from './core-app.js';
 import { createModules } from './modules.js';
 import { resolveSessionSecret } from './server-secret.js';
 
-const DRAIN_TIMEOUT_MS = 30_000;
+const SHUTDOWN_DEADLINE_MS = 30_000;
 
 export interface RunningService {
   coreUrl: string;
@@ -71,12 +71,19 @@ export async function startService(
       pay,
       stop() {
         stopping ??= (async () => {
-          await Promise.all([core.close(), pay.close()]);
-          // Handlers of clients that hung up may still be running; give them time to finish.
-          await Promise.race([
-            Promise.all([requestsDrained(core), requestsDrained(pay)]),
-            new Promise((resolve) => setTimeout(resolve, DRAIN_TIMEOUT_MS).unref()),
-          ]);
+          const closed = Promise.all([core.close(), pay.close()]);
+          // Handlers of clients that hung up may still run after their sockets close, and a
+          // stalled client may never finish: wait for both, but never past the deadline.
+          const settled = closed.then(() => Promise.all([requestsDrained(core), requestsDrained(pay)]));
+          const deadline = new Promise<'timeout'>((resolve) =>
+            setTimeout(resolve, SHUTDOWN_DEADLINE_MS, 'timeout').unref(),
+          );
+          if ((await Promise.race([settled, deadline])) === 'timeout') {
+            log.warn('server.stop.deadline: closing the connections still open');
+            core.server.closeAllConnections();
+            pay.server.closeAllConnections();
+            await closed;
+          }
           redis?.disconnect();
           await database.close();
           log.info('server.stopped');

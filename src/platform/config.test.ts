@@ -43,6 +43,8 @@ describe('configuration', () => {
     ['JWT_SECRET', { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/app' }],
     ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'admin@example.com' }],
     ['ADMIN_EMAIL', { ADMIN_PASSWORD: 'secret123' }],
+    ['ADMIN_EMAIL', { ADMIN_EMAIL: 'not-an-address', ADMIN_PASSWORD: 'secret123' }],
+    ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'admin@example.com', ADMIN_PASSWORD: 'short' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['NODE_ENV', { NODE_ENV: 'staging' }],
     ['PASSWORD_HASH_COST', { PASSWORD_HASH_COST: '3000' }],

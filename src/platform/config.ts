@@ -93,6 +93,12 @@ export function parseConfig(env: Env): Config {
       'ADMIN_EMAIL and ADMIN_PASSWORD go together',
     );
   }
+  if (adminEmail !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(adminEmail)) {
+    throw new ConfigError('ADMIN_EMAIL', 'must be an e-mail address');
+  }
+  if (adminPassword !== null && adminPassword.length < 8) {
+    throw new ConfigError('ADMIN_PASSWORD', 'must be at least 8 characters');
+  }
 
   const passwordHashCost = integer(
     'PASSWORD_HASH_COST',

@@ -28,6 +28,8 @@ export function createLog(config: Pick<Config, 'logLevel'>, destination?: Destin
           '*.authorization',
           'headers.authorization',
           'req.headers.authorization',
+          // Fastify logs malformed requests with their raw bytes, headers included.
+          'err.rawPacket',
         ],
         censor: '[redacted]',
       },

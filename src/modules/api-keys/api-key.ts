@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
  * and the lookup is an index probe on that hash, so no stored secret is ever compared
  * byte by byte in application code.
  */
-export const API_KEY_PREFIX = 'sk_';
+const API_KEY_PREFIX = 'sk_';
 const API_KEY_PATTERN = /^sk_[0-9a-f]{48}$/;
 const DISPLAY_PREFIX_LENGTH = 12;
 

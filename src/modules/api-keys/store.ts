@@ -46,7 +46,11 @@ export function revokeApiKey(
     .executeTakeFirst();
 }
 
-/** One index probe: the live key with this hash and the live seller who owns it. */
+/**
+ * One index probe: the live key with this hash and the live seller who owns it. Reading the
+ * owner's role, tier and deletion here, rather than through the users module, keeps every
+ * API-key request at a single query.
+ */
 export function findActiveKeyByHash(executor: Executor, hash: string) {
   return executor
     .selectFrom('api_keys as k')

@@ -69,7 +69,6 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
     },
 
     async update(principal: Principal, appId: string, changes: { name?: string; description?: string }) {
-      await requireOwnedApp(principal, appId);
       const row = await store.updateApp(db, principal.userId, appId, {
         name: changes.name?.trim(),
         description: changes.description?.trim(),

@@ -1,4 +1,3 @@
-export { hashPassword, verifyPassword } from './password.js';
 export { registerUserRoutes } from './routes.js';
 export { createUserService, type UserService } from './service.js';
 export { TIERS, tierAtLeast } from './tiers.js';

@@ -1,8 +1,9 @@
 import Type, { type Static } from 'typebox';
+import { ROLES, TIERS } from '../../platform/http/principal.js';
 import { Email, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 
-export const Role = Type.Enum(['SELLER', 'ADMIN']);
-export const Tier = Type.Enum(['free', 'pro', 'business', 'enterprise']);
+export const Role = Type.Enum(ROLES);
+export const Tier = Type.Enum(TIERS);
 
 /** The user resource: an allow-list, so a new column (a hash, a secret) cannot leak. */
 export const User = Type.Object({

@@ -27,16 +27,17 @@ export function createUserService({ db, clock, log, tokens, passwordHashCost }: 
   // Hashed once so that a login for an unknown e-mail costs the same as a wrong password.
   const decoyHash = hashPassword(randomBytes(16).toString('hex'), passwordHashCost);
 
+  /** Inserts the account and its user.registered event; hash the password before the transaction. */
   async function createAccount(
     executor: Executor,
-    input: { email: string; password: string; name?: string | null; role?: UserRole },
+    input: { email: string; passwordHash: string; name?: string | null; role?: UserRole },
   ) {
     const now = clock.now();
     const user = await store.insertUser(executor, {
       id: newId(),
       email: input.email.trim(),
       name: input.name?.trim() || null,
-      passwordHash: await hashPassword(input.password, passwordHashCost),
+      passwordHash: input.passwordHash,
       role: input.role,
       now,
     });
@@ -51,13 +52,14 @@ export function createUserService({ db, clock, log, tokens, passwordHashCost }: 
   }
 
   async function session(user: UserRow) {
-    const { token, expiresAt } = await tokens.sign(user.id, clock.now());
+    const { token, expiresAt } = await tokens.sign(user.id);
     return { token, expiresAt: iso(expiresAt), user: toUser(user) };
   }
 
   return {
     async register(input: { email: string; password: string; name?: string }) {
-      const user = await db.transaction().execute((trx) => createAccount(trx, input));
+      const passwordHash = await hashPassword(input.password, passwordHashCost);
+      const user = await db.transaction().execute((trx) => createAccount(trx, { ...input, passwordHash }));
       log.info({ userId: user.id }, 'user.registered');
       return session(user);
     },
@@ -112,31 +114,49 @@ export function createUserService({ db, clock, log, tokens, passwordHashCost }: 
     },
 
     /**
-     * Makes sure an admin account exists for this e-mail: creates it, or promotes the existing
-     * account. The password is set on creation and only replaced when `resetPassword` is asked.
+     * Makes sure an admin account exists for this e-mail. A missing account is created with the
+     * password. An existing account is promoted only by an explicit operator action
+     * (`resetPassword`, the CLI, which also sets the password) or when it already holds this
+     * password: e-mails are not verified, so whoever registered the address first must not
+     * become an admin just because the operator configured it.
      */
     async ensureAdmin(input: { email: string; password: string; resetPassword: boolean }) {
-      return db.transaction().execute(async (trx) => {
-        const existing = await store.findUserByEmail(trx, input.email.trim());
-        if (!existing) {
-          const user = await createAccount(trx, {
-            email: input.email,
-            password: input.password,
-            role: 'ADMIN',
-          });
-          log.info({ userId: user.id }, 'admin.created');
-          return { user: toUser(user), created: true };
+      const passwordHash = await hashPassword(input.password, passwordHashCost);
+      const promote = async (existing: UserRow) => {
+        if (existing.role === 'ADMIN' && !input.resetPassword)
+          return { user: toUser(existing), outcome: 'unchanged' as const };
+        if (!input.resetPassword && !(await verifyPassword(input.password, existing.password_hash))) {
+          log.error(
+            { userId: existing.id },
+            'admin.ensure.refused: an account with this e-mail exists without this password; use `licensing admin create`',
+          );
+          return { user: toUser(existing), outcome: 'refused' as const };
         }
-        const user = await store.updateUser(trx, existing.id, {
+        const user = await store.updateUser(db, existing.id, {
           role: 'ADMIN',
-          ...(input.resetPassword
-            ? { passwordHash: await hashPassword(input.password, passwordHashCost) }
-            : {}),
+          ...(input.resetPassword ? { passwordHash } : {}),
           now: clock.now(),
         });
-        log.info({ userId: existing.id }, 'admin.ensured');
-        return { user: toUser(user ?? existing), created: false };
-      });
+        log.info({ userId: existing.id }, 'admin.promoted');
+        return { user: toUser(user ?? existing), outcome: 'promoted' as const };
+      };
+      const existing = await store.findUserByEmail(db, input.email.trim());
+      if (existing) return promote(existing);
+      try {
+        const user = await db
+          .transaction()
+          .execute((trx) => createAccount(trx, { email: input.email, passwordHash, role: 'ADMIN' }));
+        log.info({ userId: user.id }, 'admin.created');
+        return { user: toUser(user), outcome: 'created' as const };
+      } catch (error) {
+        // Another node starting at the same moment created it first.
+        const raced =
+          error instanceof AppError && error.code === 'email_taken'
+            ? await store.findUserByEmail(db, input.email.trim())
+            : null;
+        if (!raced) throw error;
+        return promote(raced);
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
 import { jwtVerify, SignJWT } from 'jose';
+import type { Clock } from '../../platform/clock.js';
 
 /**
  * Seller session tokens: HS256 JWTs signed with the server secret. The algorithm, issuer and
@@ -9,7 +10,7 @@ const AUDIENCE = 'seller-session';
 const ALGORITHM = 'HS256';
 
 export interface UserTokenSigner {
-  sign(userId: string, now: Date): Promise<{ token: string; expiresAt: Date }>;
+  sign(userId: string): Promise<{ token: string; expiresAt: Date }>;
   /** The user id the token was issued to, or null when it is not a valid session token. */
   verify(token: string): Promise<string | null>;
 }
@@ -18,11 +19,12 @@ export function createUserTokenSigner(options: {
   secret: string;
   issuer: string;
   ttlSeconds: number;
+  clock: Clock;
 }): UserTokenSigner {
   const key = new TextEncoder().encode(options.secret);
   return {
-    async sign(userId, now) {
-      const issuedAt = Math.floor(now.getTime() / 1000);
+    async sign(userId) {
+      const issuedAt = Math.floor(options.clock.now().getTime() / 1000);
       const expiresAt = new Date((issuedAt + options.ttlSeconds) * 1000);
       const token = await new SignJWT({})
         .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
@@ -41,6 +43,7 @@ export function createUserTokenSigner(options: {
           issuer: options.issuer,
           audience: AUDIENCE,
           requiredClaims: ['sub', 'exp', 'iat'],
+          currentDate: options.clock.now(),
         });
         return payload.sub ?? null;
       } catch {

@@ -3,6 +3,7 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { IN_MEMORY_DATA_DIR } from '../config.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { PGlitePool } from './pglite-pool.js';
 import type { Schema } from './schema.js';
 
@@ -45,19 +46,26 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
   }
 
   const inMemory = settings.dataDir === IN_MEMORY_DATA_DIR;
-  if (!inMemory) fs.mkdirSync(settings.dataDir, { recursive: true });
-  const pglite = await PGlite.create(inMemory ? 'memory://' : `${settings.dataDir}/pgdata`, {
-    parsers: { [pgliteTypes.INT8]: (value: string) => Number(value) },
-  });
-  const pool = new PGlitePool(pglite);
-  // PostgresDialect only needs connect/end from its pool and query/release from a client.
-  return wrap(
-    new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) }),
-    'pglite',
-  );
+  let unlock = () => {};
+  if (!inMemory) {
+    fs.mkdirSync(settings.dataDir, { recursive: true });
+    unlock = lockDataDir(settings.dataDir);
+  }
+  try {
+    const pglite = await PGlite.create(inMemory ? 'memory://' : `${settings.dataDir}/pgdata`, {
+      parsers: { [pgliteTypes.INT8]: (value: string) => Number(value) },
+    });
+    const pool = new PGlitePool(pglite);
+    // PostgresDialect only needs connect/end from its pool and query/release from a client.
+    const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
+    return wrap(db, 'pglite', unlock);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
 }
 
-function wrap(db: Db, kind: Database['kind']): Database {
+function wrap(db: Db, kind: Database['kind'], afterClose: () => void = () => {}): Database {
   let closed: Promise<void> | null = null;
   return {
     db,
@@ -66,7 +74,7 @@ function wrap(db: Db, kind: Database['kind']): Database {
       await sql`select 1`.execute(db);
     },
     close() {
-      closed ??= db.destroy();
+      closed ??= db.destroy().finally(afterClose);
       return closed;
     },
   };

@@ -23,7 +23,7 @@ export interface MigrationFile {
 }
 
 export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
-  return fs
+  const files = fs
     .readdirSync(dir)
     .filter((file) => /^\d{4}_[\w-]+\.sql$/.test(file))
     .sort()
@@ -36,6 +36,14 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
         checksum: createHash('sha256').update(text).digest('hex'),
       };
     });
+  for (const [index, file] of files.entries()) {
+    if (files[index - 1]?.version === file.version) {
+      throw new Error(
+        `two migrations share version ${file.version}: ${files[index - 1]?.name} and ${file.name}`,
+      );
+    }
+  }
+  return files;
 }
 
 /**

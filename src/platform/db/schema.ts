@@ -1,4 +1,5 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { Role as UserRole, Tier as UserTier } from '../http/principal.js';
 
 /**
  * Kysely's view of the tables the migrations create. Timestamps go in as Date and come out
@@ -7,8 +8,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | undefined, Date>;
 type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
 
-export type UserRole = 'SELLER' | 'ADMIN';
-export type UserTier = 'free' | 'pro' | 'business' | 'enterprise';
+export type { Role as UserRole, Tier as UserTier } from '../http/principal.js';
 
 export interface UsersTable {
   id: string;
@@ -99,8 +99,6 @@ export interface Schema {
 }
 
 export type UserRow = Selectable<UsersTable>;
-export type NewUserRow = Insertable<UsersTable>;
-export type UserUpdate = Updateable<UsersTable>;
 export type AppRow = Selectable<AppsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ProductRow = Selectable<ProductsTable>;

@@ -61,6 +61,13 @@ describe(`storage (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, () =
     await assert.rejects(migrate(database, log, files), /was changed after it was applied/);
   });
 
+  test('two migration files with one version are refused', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-'));
+    fs.writeFileSync(path.join(dir, '0001_a.sql'), 'select 1;');
+    fs.writeFileSync(path.join(dir, '0001_b.sql'), 'select 2;');
+    assert.throws(() => readMigrations(dir), /two migrations share version 0001/);
+  });
+
   test('a failing migration is rolled back whole and not recorded', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-'));
     for (const file of fs.readdirSync(MIGRATIONS_DIR))

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -13,7 +14,7 @@ import Fastify, {
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Log } from '../log.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
-import { validationDetails, validatorCompiler } from './validation.js';
+import { findNulCharacter, validationDetails, validatorCompiler } from './validation.js';
 
 /** The app type every module registers its routes on (TypeBox-typed requests). */
 export type HttpApp = FastifyInstance<
@@ -97,6 +98,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     trustProxy: (_address: string, hop: number) => hop < (options.trustProxyHops ?? 0),
     // Requests that arrive while closing get our own 503 body (below) instead of Fastify's.
     return503OnClosing: false,
+    maxParamLength: 200,
+    // Errors Fastify raises before routing still answer in the one error body.
+    frameworkErrors: (error, request, reply) => {
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+        sendError(request, reply, 'uri_too_long', 'A path segment is too long');
+      else sendError(request, reply, 'bad_request', 'The request URL is malformed');
+    },
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const catalog: RouteInfo[] = [];
@@ -138,6 +147,21 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       request.routeOptions.config.auth ?? 'seller',
       options.authenticate,
     );
+  });
+
+  app.addHook('preValidation', async (request) => {
+    for (const [part, value] of [
+      ['body', request.body],
+      ['query', request.query],
+      ['params', request.params],
+    ] as const) {
+      const field = findNulCharacter(value, '');
+      if (field !== null) {
+        throw new AppError('validation_failed', `${field || part}: must not contain NUL characters`, [
+          { field: field || part, message: 'must not contain NUL characters' },
+        ]);
+      }
+    }
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -236,6 +260,30 @@ export function sendError(
 ): void {
   void reply
     .status(ERROR_STATUS[code])
+    .header('x-request-id', request.id)
     .type('application/json; charset=utf-8')
     .send({ error: { code, message, ...(details?.length ? { details } : {}), requestId: request.id } });
+}
+
+/**
+ * Malformed HTTP never becomes a request, so it is answered on the socket directly, still in
+ * the one error body with a request id.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message]: [number, ErrorCode, string] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request_timeout', 'The request took too long to arrive']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', 'The request headers are too large']
+        : [400, 'bad_request', 'The request is not valid HTTP'];
+  const requestId = randomUUID();
+  const body = JSON.stringify({ error: { code, message, requestId } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\n\r\n${body}`,
+  );
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import {
   createApiKey,
@@ -62,7 +63,75 @@ describe('the HTTP contract shared by both hosts', () => {
       raw: '{"email":"a@b.co","password":"12345678","__proto__":{"admin":true}}',
       headers: { 'content-type': 'application/json' },
     });
-    assert.equal(poisoned.status, 400);
+    assertError(poisoned, 400, 'invalid_json');
+  });
+
+  test('ids that are not plain UUIDs answer 400, never 500', async () => {
+    const seller = await signUp(server);
+    const app = await createApp(server, seller.token);
+    for (const id of [`urn:uuid:${app.id}`, `{${app.id}}`, app.id.replace(/-/g, ''), 'not-a-uuid']) {
+      const error = assertError(
+        await server.api.get(`/apps/${encodeURIComponent(id)}`, { token: seller.token }),
+        400,
+        'validation_failed',
+      );
+      assert.equal(error.details?.[0]?.field, 'appId');
+    }
+  });
+
+  test('NUL characters are refused in bodies, queries and paths, never stored', async () => {
+    const seller = await signUp(server);
+    const nameError = assertError(
+      await server.api.post('/apps', { name: 'a\u0000b' }, { token: seller.token }),
+      400,
+      'validation_failed',
+    );
+    assert.deepEqual(nameError.details, [{ field: 'name', message: 'must not contain NUL characters' }]);
+    const nested = assertError(
+      await server.api.post('/auth/login', { email: 'x\u0000@example.com', password: 'whatever' }),
+      400,
+      'validation_failed',
+    );
+    assert.equal(nested.details?.[0]?.field, 'email');
+    const admin = await server.adminToken();
+    const query = assertError(
+      await server.api.get('/admin/users?email=%00', { token: admin }),
+      400,
+      'validation_failed',
+    );
+    assert.equal(query.details?.[0]?.field, 'email');
+    assertError(await server.api.get('/apps/%00', { token: seller.token }), 400, 'validation_failed');
+    const apps = (await server.api.get('/apps', { token: seller.token })).expect(200);
+    assert.equal(apps.body.total, 0);
+  });
+
+  test('errors raised before routing keep the error body and request id', async () => {
+    const badEncoding = await server.api.get('/apps/%E0%A4%A');
+    assertError(badEncoding, 400, 'bad_request');
+    const longSegment = await server.api.get(`/apps/${'a'.repeat(300)}`);
+    assertError(longSegment, 414, 'uri_too_long');
+  });
+
+  test('malformed HTTP is answered in the error body too', async () => {
+    const url = new URL(server.api.baseUrl);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(url.port), url.hostname, () =>
+        socket.write('NOT HTTP AT ALL\r\n\r\n'),
+      );
+      let data = '';
+      socket.on('data', (chunk) => {
+        data += chunk;
+      });
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    const [head = '', body = ''] = raw.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 400 /);
+    const requestId = /x-request-id: (\S+)/i.exec(head)?.[1];
+    assert.ok(requestId);
+    assert.deepEqual(JSON.parse(body), {
+      error: { code: 'bad_request', message: 'The request is not valid HTTP', requestId },
+    });
   });
 
   test('a body over the limit answers 413', async () => {

@@ -1,8 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 
-export type Role = 'SELLER' | 'ADMIN';
-export type Tier = 'free' | 'pro' | 'business' | 'enterprise';
+export const ROLES = ['SELLER', 'ADMIN'] as const;
+/** Plan tiers from lowest to highest; a feature gated at one tier is open to those above it. */
+export const TIERS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Role = (typeof ROLES)[number];
+export type Tier = (typeof TIERS)[number];
 
 /** Who is calling: a seller (or admin) through a user token, or through an app API key. */
 export interface Principal {

@@ -20,15 +20,12 @@ export function registerRateLimits(app: FastifyInstance, redis: RedisClient | nu
   });
 }
 
-export type RouteRateLimit = RateLimitOptions;
-
-/** A per-minute limit keyed by client address (and whatever else `key` adds). */
-export function perMinute(max: number, key?: (request: FastifyRequest) => string): RouteRateLimit {
+/** A per-minute limit per client address, counted before validation so bad bodies count too. */
+export function perMinute(max: number): RateLimitOptions {
   return {
     max,
     timeWindow: 60_000,
-    // After parsing, so that a key may use the body; before validation, so bad bodies count too.
     hook: 'preValidation',
-    keyGenerator: key ? (request) => `${request.ip}|${key(request)}` : (request) => request.ip,
+    keyGenerator: (request: FastifyRequest) => request.ip,
   };
 }

@@ -36,8 +36,6 @@ export function pageOf(query: Partial<Page>): Page {
 
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
 
-export type ErrorBodyType = Static<typeof ErrorBody>;
-
 export function iso(date: Date): string {
   return date.toISOString();
 }

@@ -11,6 +11,8 @@ function ajvWith(options: Options): Ajv {
   // verbose: errors carry their schema, so a schema's own `errorMessage` can be used.
   const ajv = new Ajv({ allErrors: true, strict: false, verbose: true, removeAdditional: false, ...options });
   addFormats(ajv);
+  // ajv-formats also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not.
+  ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
   return ajv;
 }
 
@@ -73,4 +75,18 @@ function toDetail(error: ErrorObject, context: string): ErrorDetail {
     default:
       return { field: path || context, message: error.message ?? 'is invalid' };
   }
+}
+
+/**
+ * The path of the first string holding a NUL character, which PostgreSQL text cannot store;
+ * checked on every body, query and path before validation so it never reaches the database.
+ */
+export function findNulCharacter(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, child] of Object.entries(value)) {
+    const found = findNulCharacter(child, path ? `${path}.${key}` : key);
+    if (found !== null) return found;
+  }
+  return null;
 }
