@@ -1,9 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { createModules } from './app/modules.js';
-import { resolveSessionSecret } from './app/server-secret.js';
-import { startService } from './app/service.js';
-import { systemClock } from './platform/clock.js';
+import { openModules, startService } from './app/service.js';
 import { type Config, ConfigError, parseConfig } from './platform/config.js';
 import { openDatabase } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
@@ -64,17 +61,8 @@ admin
       console.error('admin create: give --password (or ADMIN_PASSWORD) of at least 8 characters');
       process.exit(2);
     }
-    const log = createLog(config);
-    const database = await openDatabase(config);
+    const modules = await openModules(config, createLog(config));
     try {
-      await migrate(database, log);
-      const modules = createModules({
-        config,
-        database,
-        log,
-        clock: systemClock,
-        sessionSecret: resolveSessionSecret(config),
-      });
       const { user, outcome } = await modules.users.ensureAdmin({
         email: options.email,
         password,
@@ -82,7 +70,7 @@ admin
       });
       console.log(`${outcome === 'created' ? 'created' : 'promoted'} admin ${user.email} (${user.id})`);
     } finally {
-      await database.close();
+      await modules.database.close();
     }
   });
 

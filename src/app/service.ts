@@ -23,22 +23,27 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** Storage opened and migrated, with every domain service over it (the CLI uses it too). */
+export async function openModules(config: Config, log: Log, clock: Clock = systemClock) {
+  const database = await openDatabase(config);
+  try {
+    await migrate(database, log);
+    return createModules({ config, database, log, clock, sessionSecret: resolveSessionSecret(config) });
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+}
+
 /** Opens storage, applies migrations, ensures the configured admin and starts both listeners. */
 export async function startService(
   config: Config,
   log: Log,
   clock: Clock = systemClock,
 ): Promise<RunningService> {
-  const database = await openDatabase(config);
+  const modules = await openModules(config, log, clock);
+  const { database } = modules;
   try {
-    await migrate(database, log);
-    const modules = createModules({
-      config,
-      database,
-      log,
-      clock,
-      sessionSecret: resolveSessionSecret(config),
-    });
     if (config.adminEmail && config.adminPassword) {
       await modules.users.ensureAdmin({
         email: config.adminEmail,
