@@ -74,6 +74,23 @@ admin
     }
   });
 
+const keys = program.command('keys').description('manage the keys that sign license tokens');
+keys
+  .command('rotate')
+  .description(
+    'publish a new signing key; it signs after a short delay, old keys stay published until their tokens expire',
+  )
+  .action(async () => {
+    const config = loadConfig();
+    const modules = await openModules(config, createLog(config));
+    try {
+      const { kid, activatesAt } = await modules.keyRing.rotate();
+      console.log(`new key ${kid} published; it signs from ${activatesAt.toISOString()}`);
+    } finally {
+      await modules.database.close();
+    }
+  });
+
 function loadConfig(): Config {
   try {
     return parseConfig(process.env);

@@ -1,6 +1,8 @@
 import { registerApiKeyRoutes } from '../modules/api-keys/index.js';
 import { registerAppRoutes } from '../modules/apps/index.js';
 import { registerHealthRoutes } from '../modules/health/index.js';
+import { registerKeySetRoutes } from '../modules/license-tokens/index.js';
+import { registerLicenseRoutes, registerVerificationRoutes } from '../modules/licenses/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
@@ -15,5 +17,8 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerAppRoutes(api, modules.apps);
     registerApiKeyRoutes(api, modules.apiKeys);
     registerProductRoutes(api, modules.products);
+    registerLicenseRoutes(api, modules.licenses);
+    registerVerificationRoutes(api, modules.verification, { verifyRateLimit: config.verifyRateLimit });
+    registerKeySetRoutes(api, modules.keyRing);
   });
 }

@@ -1,6 +1,8 @@
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
+import { createKeyRing, createTokenSigner } from '../modules/license-tokens/index.js';
+import { createLicenseService, createVerification } from '../modules/licenses/index.js';
 import { createProductService } from '../modules/products/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
 import type { Clock } from '../platform/clock.js';
@@ -29,8 +31,20 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const apps = createAppService({ db, clock, log });
   const apiKeys = createApiKeyService({ db, clock, log, apps });
   const products = createProductService({ db, clock, log, apps });
+  const licenses = createLicenseService({ db, clock, log, apps, products });
+  const keyRing = createKeyRing({ db, clock, log });
+  const signer = config.licenseTokens
+    ? createTokenSigner({ keys: keyRing, clock, issuer: config.licenseTokenIssuer })
+    : null;
+  const verification = createVerification({
+    db,
+    clock,
+    log,
+    signer,
+    jwksUri: `${config.apiBaseUrl}/licenses/jwks`,
+  });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
-  return { database, users, apps, apiKeys, products, authenticate };
+  return { database, users, apps, apiKeys, products, licenses, keyRing, verification, authenticate };
 }
 
 export type Modules = ReturnType<typeof createModules>;

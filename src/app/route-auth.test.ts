@@ -24,6 +24,7 @@ interface Owned {
   appId: string;
   apiKeyId: string;
   productId: string;
+  licenseId: string;
 }
 
 type Entry =
@@ -85,9 +86,49 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `/v1/products/${o.productId}/rotate-callback-secret`,
   },
+  'core GET /v1/apps/:appId/licenses': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}/licenses` },
+  'core POST /v1/apps/:appId/licenses': {
+    kind: 'resource',
+    path: (o) => `/v1/apps/${o.appId}/licenses`,
+    body: {},
+  },
+  'core GET /v1/apps/:appId/licenses/:licenseId': { kind: 'resource', path: (o) => license(o) },
+  'core PATCH /v1/apps/:appId/licenses/:licenseId': {
+    kind: 'resource',
+    path: (o) => license(o),
+    body: { email: 'x@example.com' },
+  },
+  'core POST /v1/apps/:appId/licenses/:licenseId/suspend': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/suspend`,
+  },
+  'core POST /v1/apps/:appId/licenses/:licenseId/revoke': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/revoke`,
+  },
+  'core POST /v1/apps/:appId/licenses/:licenseId/reinstate': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/reinstate`,
+  },
+  'core GET /v1/apps/:appId/licenses/:licenseId/devices': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/devices`,
+  },
+  'core DELETE /v1/apps/:appId/licenses/:licenseId/devices/:hwuid': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/devices/pc-1`,
+  },
+  'core POST /v1/licenses/verify': { kind: 'public' },
+  'core POST /v1/licenses/validate-hardware': { kind: 'public' },
+  'core POST /v1/licenses/introspect': { kind: 'public' },
+  'core GET /v1/licenses/jwks': { kind: 'public' },
+  // Which token a jti names is checked by the service (404 for another seller's); see tokens.test.ts.
+  'core POST /v1/licenses/revoke-token': { kind: 'own', body: { jti: 'x' } },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },
 };
+
+const license = (o: Owned) => `/v1/apps/${o.appId}/licenses/${o.licenseId}`;
 
 let server: TestServer;
 let owner: Seller;
@@ -114,7 +155,10 @@ before(async () => {
       { token: owner.token },
     )
   ).expect(201).body;
-  owned = { appId: app.id, apiKeyId: apiKey.id, productId: product.id };
+  const issued = (await server.api.post(`/apps/${app.id}/licenses`, {}, { token: owner.token })).expect(
+    201,
+  ).body;
+  owned = { appId: app.id, apiKeyId: apiKey.id, productId: product.id, licenseId: issued.id };
 
   const sibling = await createApp(server, owner.token, 'Sibling');
   siblingKey = (await createApiKey(server, owner.token, sibling.id)).key;

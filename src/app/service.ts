@@ -1,9 +1,11 @@
 import type { AddressInfo } from 'node:net';
+import { purgeDeniedTokens } from '../modules/license-tokens/index.js';
 import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import { openDatabase } from '../platform/db/database.js';
 import { migrate } from '../platform/db/migrate.js';
 import { requestsDrained } from '../platform/http/create-http-app.js';
+import { createJobs } from '../platform/jobs.js';
 import type { Log } from '../platform/log.js';
 import { openRedis } from '../platform/redis.js';
 import { buildCheckoutApp } from './checkout-app.js';
@@ -51,6 +53,12 @@ export async function startService(
         resetPassword: false,
       });
     }
+    if (config.licenseTokens) await modules.keyRing.ensureKey();
+    const jobs = createJobs(log);
+    jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
+    jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () =>
+      purgeDeniedTokens(database.db, clock.now()),
+    );
     const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
     redis?.on('error', (err) => log.warn({ err: { message: err.message } }, 'redis.unavailable'));
     const hostDeps = { modules, config, log, redis };
@@ -60,7 +68,7 @@ export async function startService(
       await core.listen({ port: config.port, host: config.host });
       await pay.listen({ port: config.payPort, host: config.host });
     } catch (error) {
-      await Promise.allSettled([core.close(), pay.close()]);
+      await Promise.allSettled([core.close(), pay.close(), jobs.stop()]);
       redis?.disconnect();
       throw error;
     }
@@ -89,6 +97,7 @@ export async function startService(
             pay.server.closeAllConnections();
             await closed;
           }
+          await jobs.stop();
           redis?.disconnect();
           await database.close();
           log.info('server.stopped');

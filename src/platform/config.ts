@@ -29,8 +29,16 @@ export interface Config {
   readonly redisUrl: string | null;
   /** How many proxy hops to trust for the client address (X-Forwarded-For); 0 trusts none. */
   readonly trustProxyHops: number;
-  /** Sign-in and registration attempts allowed per minute (per address, and per e-mail for sign-in). */
+  /** Sign-in and registration attempts allowed per minute per client address. */
   readonly authRateLimit: number;
+  /** Whether verification hands out signed license tokens (keys are generated on first start). */
+  readonly licenseTokens: boolean;
+  /** iss of license tokens. */
+  readonly licenseTokenIssuer: string;
+  /** Verify, validate-hardware and introspect calls allowed per minute per client address. */
+  readonly verifyRateLimit: number;
+  /** Seconds between runs of the expiry job. */
+  readonly expiryIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -136,6 +144,10 @@ export function parseConfig(env: Env): Config {
     redisUrl,
     trustProxyHops: integer('TRUST_PROXY', read('TRUST_PROXY') ?? '0', 0, 10),
     authRateLimit: integer('AUTH_RATE_LIMIT', read('AUTH_RATE_LIMIT') ?? '10', 1, 100_000),
+    licenseTokens: oneOf('LICENSE_TOKENS', read('LICENSE_TOKENS') ?? 'on', ['on', 'off'] as const) === 'on',
+    licenseTokenIssuer: read('LICENSE_TOKEN_ISSUER') ?? `${publicOrigin}/v1`,
+    verifyRateLimit: integer('VERIFY_RATE_LIMIT', read('VERIFY_RATE_LIMIT') ?? '600', 1, 1_000_000),
+    expiryIntervalSeconds: integer('EXPIRY_INTERVAL', read('EXPIRY_INTERVAL') ?? '60', 1, 86_400),
   });
 }
 

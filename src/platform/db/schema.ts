@@ -90,12 +90,62 @@ export interface ProductsTable {
   updated_at: Timestamp;
 }
 
+export type LicenseStatus = 'active' | 'suspended' | 'revoked' | 'expired';
+
+export interface LicensesTable {
+  id: string;
+  key: string;
+  app_id: string;
+  product_id: string | null;
+  user_id: string;
+  email: string | null;
+  status: ColumnType<LicenseStatus, LicenseStatus | undefined, LicenseStatus>;
+  expires_at: Date | null;
+  metadata: ColumnType<LicenseMetadata, string | undefined, string>;
+  max_devices: number | null;
+  device_count: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface LicenseMetadata {
+  plan?: string;
+  features?: string[];
+  [key: string]: unknown;
+}
+
+export interface LicenseDevicesTable {
+  license_id: string;
+  hwuid: string;
+  activated_at: Timestamp;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  private_pem: string;
+  public_jwk: ColumnType<Record<string, unknown>, string, string>;
+  published_at: Date;
+  activates_at: Date;
+  unpublish_at: Date | null;
+}
+
+export interface RevokedTokensTable {
+  jti: string;
+  license_id: string;
+  expires_at: Date;
+  revoked_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
   products: ProductsTable;
+  licenses: LicensesTable;
+  license_devices: LicenseDevicesTable;
+  signing_keys: SigningKeysTable;
+  revoked_tokens: RevokedTokensTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -103,3 +153,5 @@ export type AppRow = Selectable<AppsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ProductRow = Selectable<ProductsTable>;
 export type NewProductRow = Insertable<ProductsTable>;
+export type LicenseRow = Selectable<LicensesTable>;
+export type SigningKeyRow = Selectable<SigningKeysTable>;

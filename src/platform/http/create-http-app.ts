@@ -94,11 +94,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     },
     // One completion line per request is logged by the onResponse hook below instead.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     trustProxy: (_address: string, hop: number) => hop < (options.trustProxyHops ?? 0),
     // Requests that arrive while closing get our own 503 body (below) instead of Fastify's.
     return503OnClosing: false,
-    maxParamLength: 200,
     // Errors Fastify raises before routing still answer in the one error body.
     frameworkErrors: (error, request, reply) => {
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')

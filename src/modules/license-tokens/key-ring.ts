@@ -1,0 +1,133 @@
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+} from 'node:crypto';
+import type { JWK } from 'jose';
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { SigningKeyRow } from '../../platform/db/schema.js';
+import type { Log } from '../../platform/log.js';
+import * as store from './store.js';
+import { MAX_TOKEN_LIFETIME_SECONDS } from './token-lifetime.js';
+
+/** How long a node trusts its in-memory copy of the keys before reading them again. */
+export const KEY_CACHE_MS = 30_000;
+/** A rotated key is published this long before it signs, so every node's cache has it first. */
+export const ACTIVATION_DELAY_MS = 2 * KEY_CACHE_MS;
+const CLOCK_LEEWAY_MS = 5 * 60_000;
+
+/** What the key set publishes for each key. */
+export interface PublicJwk {
+  kty: string;
+  n: string;
+  e: string;
+  kid: string;
+  alg: 'RS256';
+  use: 'sig';
+}
+
+interface LoadedKey {
+  kid: string;
+  publicJwk: PublicJwk;
+  publicKey: KeyObject;
+  privateKey: KeyObject;
+  activatesAt: Date;
+}
+
+export type KeyRing = ReturnType<typeof createKeyRing>;
+
+/**
+ * The RS256 keys that sign license tokens, shared by every node through the database and
+ * cached in memory. Private keys never leave this module.
+ */
+export function createKeyRing({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
+  let cache: { keys: LoadedKey[]; loadedAt: number } | null = null;
+  let loading: Promise<LoadedKey[]> | null = null;
+
+  async function keys(): Promise<LoadedKey[]> {
+    const now = clock.now().getTime();
+    if (cache && now - cache.loadedAt < KEY_CACHE_MS) return cache.keys;
+    loading ??= store
+      .publishedKeys(db, new Date(now))
+      .then((rows) => {
+        const loaded = rows.map(load);
+        cache = { keys: loaded, loadedAt: now };
+        return loaded;
+      })
+      .finally(() => {
+        loading = null;
+      });
+    return loading;
+  }
+
+  return {
+    /** The key that signs now: the most recently activated one. */
+    async signingKey(): Promise<LoadedKey | null> {
+      const now = clock.now().getTime();
+      const active = (await keys()).filter((key) => key.activatesAt.getTime() <= now);
+      return active.at(-1) ?? null;
+    },
+
+    async publicKey(kid: string): Promise<KeyObject | null> {
+      return (await keys()).find((key) => key.kid === kid)?.publicKey ?? null;
+    },
+
+    async jwks(): Promise<{ keys: PublicJwk[] }> {
+      return { keys: (await keys()).map((key) => key.publicJwk) };
+    },
+
+    /** Creates the first key when none exists (first start of a fresh installation). */
+    async ensureKey(): Promise<void> {
+      await store.createFirstKeyOnce(db, clock.now(), () => generate());
+      cache = null;
+    },
+
+    /**
+     * Publishes a new key now; it starts signing after ACTIVATION_DELAY_MS. The keys it
+     * replaces stay published until every token they can have signed has expired.
+     */
+    async rotate(): Promise<{ kid: string; activatesAt: Date }> {
+      const now = clock.now();
+      const activatesAt = new Date(now.getTime() + ACTIVATION_DELAY_MS);
+      const retireAt = new Date(activatesAt.getTime() + MAX_TOKEN_LIFETIME_SECONDS * 1000 + CLOCK_LEEWAY_MS);
+      const key = generate();
+      await store.addRotatedKey(db, { ...key, published_at: now, activates_at: activatesAt }, retireAt);
+      cache = null;
+      log.info({ kid: key.kid, activatesAt }, 'license_token.key.rotated');
+      return { kid: key.kid, activatesAt };
+    },
+  };
+}
+
+function generate(): Pick<SigningKeyRow, 'kid' | 'private_pem' | 'public_jwk'> {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = publicKey.export({ format: 'jwk' }) as JWK;
+  // The kid is the key's RFC 7638 thumbprint: stable, and unique per key.
+  const kid = thumbprint(jwk);
+  return {
+    kid,
+    private_pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    public_jwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg: 'RS256', use: 'sig' },
+  };
+}
+
+/** RFC 7638 thumbprint: SHA-256 over the required members in lexicographic order. */
+function thumbprint(jwk: JWK): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n }))
+    .digest('base64url');
+}
+
+function load(row: SigningKeyRow): LoadedKey {
+  const publicJwk = row.public_jwk as unknown as PublicJwk;
+  return {
+    kid: row.kid,
+    publicJwk,
+    publicKey: createPublicKey({ key: publicJwk as never, format: 'jwk' }),
+    privateKey: createPrivateKey(row.private_pem),
+    activatesAt: row.activates_at,
+  };
+}

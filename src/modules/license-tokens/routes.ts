@@ -1,0 +1,26 @@
+import Type from 'typebox';
+import type { HttpApp } from '../../platform/http/create-http-app.js';
+import type { KeyRing } from './key-ring.js';
+
+const Jwk = Type.Object({
+  kty: Type.String(),
+  n: Type.String(),
+  e: Type.String(),
+  kid: Type.String(),
+  alg: Type.String(),
+  use: Type.String(),
+});
+
+/** How long clients may cache the key set; they re-fetch at once on an unknown kid. */
+const JWKS_MAX_AGE_SECONDS = 300;
+
+export function registerKeySetRoutes(app: HttpApp, keys: KeyRing): void {
+  app.get('/licenses/jwks', {
+    config: { auth: 'public' },
+    schema: { tags: ['licenses'], response: { 200: Type.Object({ keys: Type.Array(Jwk) }) } },
+    handler: async (_request, reply) => {
+      reply.header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}, stale-if-error=86400`);
+      return keys.jwks();
+    },
+  });
+}

@@ -1,0 +1,96 @@
+import { sql } from 'kysely';
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { SigningKeyRow } from '../../platform/db/schema.js';
+
+/** Keys still published at `now` (in the JWKS), oldest activation first. */
+export function publishedKeys(executor: Executor, now: Date): Promise<SigningKeyRow[]> {
+  return executor
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where('published_at', '<=', now)
+    .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', now)]))
+    .orderBy('activates_at')
+    .execute();
+}
+
+// Any constant; the same on every node.
+const KEY_CREATION_LOCK = 727_274_002;
+
+/**
+ * Runs `create` only if no key is published, holding a transaction-scoped advisory lock so
+ * nodes starting together create one key between them.
+ */
+export async function createFirstKeyOnce(
+  db: Db,
+  now: Date,
+  create: () => Omit<SigningKeyRow, 'published_at' | 'activates_at' | 'unpublish_at'>,
+) {
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${KEY_CREATION_LOCK})`.execute(trx);
+    if ((await publishedKeys(trx, now)).length > 0) return;
+    const key = create();
+    await trx
+      .insertInto('signing_keys')
+      .values({
+        ...key,
+        public_jwk: JSON.stringify(key.public_jwk),
+        published_at: now,
+        activates_at: now,
+        unpublish_at: null,
+      })
+      .execute();
+  });
+}
+
+/** Adds a key and schedules the keys it replaces to leave the JWKS. */
+export async function addRotatedKey(
+  db: Db,
+  key: Omit<SigningKeyRow, 'unpublish_at'>,
+  retireOthersAt: Date,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${KEY_CREATION_LOCK})`.execute(trx);
+    await trx
+      .updateTable('signing_keys')
+      .set({ unpublish_at: retireOthersAt })
+      .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', retireOthersAt)]))
+      .execute();
+    await trx
+      .insertInto('signing_keys')
+      .values({ ...key, public_jwk: JSON.stringify(key.public_jwk), unpublish_at: null })
+      .execute();
+  });
+}
+
+export async function denyToken(
+  executor: Executor,
+  jti: string,
+  licenseId: string,
+  expiresAt: Date,
+  now: Date,
+) {
+  await executor
+    .insertInto('revoked_tokens')
+    .values({ jti, license_id: licenseId, expires_at: expiresAt, revoked_at: now })
+    .onConflict((oc) => oc.column('jti').doNothing())
+    .execute();
+}
+
+export async function isTokenDenied(executor: Executor, jti: string): Promise<boolean> {
+  const row = await executor
+    .selectFrom('revoked_tokens')
+    .select('jti')
+    .where('jti', '=', jti)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Denylist entries of tokens that have expired anyway are no longer needed. */
+export async function purgeDeniedTokens(executor: Executor, now: Date): Promise<number> {
+  const rows = await executor
+    .deleteFrom('revoked_tokens')
+    .where('expires_at', '<=', now)
+    .returning('jti')
+    .execute();
+  return rows.length;
+}

@@ -1,0 +1,122 @@
+import { errors, jwtVerify, SignJWT } from 'jose';
+import type { Clock } from '../../platform/clock.js';
+import type { Tier } from '../../platform/http/principal.js';
+import { newJti, parseJti } from './jti.js';
+import type { KeyRing } from './key-ring.js';
+import { TOKEN_LIFETIME_SECONDS, type VerificationTier, verificationTierOf } from './token-lifetime.js';
+
+export const TOKEN_USE = 'service_license_v1';
+/** Clients and introspection allow this much clock difference. */
+export const CLOCK_TOLERANCE_SECONDS = 30;
+
+export interface LicenseTokenSubject {
+  licenseId: string;
+  appId: string;
+  /** Status as shown to clients (ACTIVE, …). */
+  status: string;
+  hwBound: boolean;
+  sellerTier: Tier;
+  plan?: string;
+  features?: string[];
+  licenseExpiresAt: Date | null;
+}
+
+export interface LicenseTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  exp: number;
+  iat: number;
+  nbf: number;
+  jti: string;
+  token_use: string;
+  svc_vt: VerificationTier;
+  seller_tier: Tier;
+  status: string;
+  hw_bound: boolean;
+  plan?: string;
+  features?: string[];
+  license_exp?: number;
+}
+
+export type TokenCheck =
+  | { ok: true; claims: LicenseTokenClaims; licenseId: string }
+  | { ok: false; reason: 'token_expired' | 'invalid_signature' | 'invalid_token' };
+
+export type TokenSigner = ReturnType<typeof createTokenSigner>;
+
+export function createTokenSigner({ keys, clock, issuer }: { keys: KeyRing; clock: Clock; issuer: string }) {
+  return {
+    /**
+     * A signed token for a license that just verified, or null when no key signs yet. It lives
+     * as long as the seller's verification tier allows, and never past the license's expiry.
+     */
+    async issue(subject: LicenseTokenSubject): Promise<{ token: string; expiresAt: Date } | null> {
+      const key = await keys.signingKey();
+      if (!key) return null;
+      const iat = Math.floor(clock.now().getTime() / 1000);
+      const verificationTier = verificationTierOf(subject.sellerTier);
+      const licenseExp = subject.licenseExpiresAt
+        ? Math.floor(subject.licenseExpiresAt.getTime() / 1000)
+        : null;
+      const exp = Math.min(
+        iat + TOKEN_LIFETIME_SECONDS[verificationTier],
+        licenseExp ?? Number.POSITIVE_INFINITY,
+      );
+      const claims: Omit<LicenseTokenClaims, 'iss' | 'sub' | 'aud' | 'exp' | 'iat' | 'nbf' | 'jti'> = {
+        token_use: TOKEN_USE,
+        svc_vt: verificationTier,
+        seller_tier: subject.sellerTier,
+        status: subject.status,
+        hw_bound: subject.hwBound,
+        ...(subject.plan !== undefined ? { plan: subject.plan } : {}),
+        ...(subject.features !== undefined ? { features: subject.features } : {}),
+        ...(licenseExp !== null ? { license_exp: licenseExp } : {}),
+      };
+      const expiresAt = new Date(exp * 1000);
+      const token = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
+        .setIssuer(issuer)
+        .setSubject(subject.licenseId)
+        .setAudience(subject.appId)
+        .setIssuedAt(iat)
+        .setNotBefore(iat)
+        .setExpirationTime(exp)
+        .setJti(newJti(subject.licenseId, expiresAt))
+        .sign(key.privateKey);
+      return { token, expiresAt };
+    },
+
+    /** Checks signature (RS256 with a published key only), issuer, times and token_use. */
+    async check(token: string): Promise<TokenCheck> {
+      try {
+        const { payload } = await jwtVerify(
+          token,
+          async (header) => {
+            const key = header.kid ? await keys.publicKey(header.kid) : null;
+            if (!key) throw new errors.JWSSignatureVerificationFailed('unknown key');
+            return key;
+          },
+          {
+            algorithms: ['RS256'],
+            issuer,
+            currentDate: clock.now(),
+            clockTolerance: CLOCK_TOLERANCE_SECONDS,
+            requiredClaims: ['sub', 'aud', 'exp', 'iat', 'jti'],
+          },
+        );
+        const claims = payload as unknown as LicenseTokenClaims;
+        const jti = parseJti(claims.jti);
+        if (claims.token_use !== TOKEN_USE || !jti || jti.licenseId !== claims.sub) {
+          return { ok: false, reason: 'invalid_token' };
+        }
+        return { ok: true, claims, licenseId: claims.sub };
+      } catch (error) {
+        if (error instanceof errors.JWTExpired) return { ok: false, reason: 'token_expired' };
+        if (error instanceof errors.JWSSignatureVerificationFailed)
+          return { ok: false, reason: 'invalid_signature' };
+        return { ok: false, reason: 'invalid_token' };
+      }
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * License keys are typed by people, so they use Crockford's base32 (no I, L, O or U) in six
+ * groups of five: 30 characters, 150 bits from the CSPRNG. Reading a key forgives case, spaces,
+ * missing dashes and the letters people confuse with digits (O for 0, I and L for 1).
+ */
+const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const LENGTH = 30;
+const GROUP = 5;
+
+export function generateLicenseKey(): string {
+  // 256 is a multiple of 32, so masking each byte keeps every character equally likely.
+  const chars = [...randomBytes(LENGTH)].map((byte) => ALPHABET[byte & 31]);
+  return group(chars.join(''));
+}
+
+/** The canonical form of a typed key, or null when it cannot be one of ours. */
+export function normalizeLicenseKey(input: string): string | null {
+  const compact = input.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
+  if (compact.length !== LENGTH || ![...compact].every((char) => ALPHABET.includes(char))) return null;
+  return group(compact);
+}
+
+function group(compact: string): string {
+  return compact.match(new RegExp(`.{${GROUP}}`, 'g'))?.join('-') ?? compact;
+}

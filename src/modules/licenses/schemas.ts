@@ -1,0 +1,162 @@
+import Type, { type Static } from 'typebox';
+import { Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+
+export const LICENSE_STATUSES = ['active', 'suspended', 'revoked', 'expired'] as const;
+
+/** plan and features travel in license tokens; other keys are the seller's own notes. */
+export const Metadata = Type.Object(
+  {
+    plan: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    features: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, uniqueItems: true }),
+    ),
+  },
+  { additionalProperties: true, maxProperties: 50 },
+);
+
+const ExpiresAt = Nullable(
+  Type.String({ format: 'date-time', errorMessage: 'must be an ISO 8601 date-time, or null' }),
+);
+const MaxDevices = Nullable(Type.Integer({ minimum: 1, maximum: 100_000 }));
+
+export const License = Type.Object({
+  id: Uuid,
+  key: Type.String(),
+  appId: Uuid,
+  productId: Nullable(Uuid),
+  userId: Uuid,
+  email: Nullable(Type.String()),
+  status: Type.Enum(LICENSE_STATUSES),
+  expiresAt: Nullable(Timestamp),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+  maxDevices: Nullable(Type.Integer()),
+  deviceCount: Type.Integer(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type LicenseResource = Static<typeof License>;
+
+export const LicenseCreate = Type.Object(
+  {
+    productId: Type.Optional(Uuid),
+    email: Type.Optional(Email),
+    expiresAt: Type.Optional(ExpiresAt),
+    metadata: Type.Optional(Metadata),
+    maxDevices: Type.Optional(MaxDevices),
+  },
+  { additionalProperties: false },
+);
+export type LicenseCreateInput = Static<typeof LicenseCreate>;
+
+export const LicenseUpdate = Type.Object(
+  {
+    email: Type.Optional(Nullable(Email)),
+    expiresAt: Type.Optional(ExpiresAt),
+    metadata: Type.Optional(Metadata),
+    maxDevices: Type.Optional(MaxDevices),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type LicenseUpdateInput = Static<typeof LicenseUpdate>;
+
+export const LicenseParams = Type.Object({ appId: Uuid, licenseId: Uuid }, { additionalProperties: false });
+export const DeviceParams = Type.Object(
+  { appId: Uuid, licenseId: Uuid, hwuid: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+
+export const LicenseListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(Type.Enum(LICENSE_STATUSES)),
+    productId: Type.Optional(Uuid),
+    email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+  },
+  { additionalProperties: false },
+);
+export type LicenseFilter = Omit<Static<typeof LicenseListQuery>, 'limit' | 'offset'>;
+
+export const LicenseList = Type.Object({
+  licenses: Type.Array(License),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+export const Device = Type.Object({ hwuid: Type.String(), activatedAt: Timestamp });
+export const DeviceList = Type.Object({ devices: Type.Array(Device), total: Type.Integer() });
+
+/** Device ids are whatever the client software derives; bounded, and never blank. */
+const Hwuid = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '\\S',
+  errorMessage: 'must be 1 to 200 characters, not blank',
+});
+
+export const VerifyBody = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 100 }),
+    hwuid: Type.Optional(Hwuid),
+    appId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
+export const ValidateHardwareBody = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 100 }), hwuid: Hwuid, appId: Type.Optional(Uuid) },
+  { additionalProperties: false },
+);
+
+export const VERIFY_CODES = [
+  'license_not_found',
+  'license_expired',
+  'license_suspended',
+  'license_revoked',
+  'hwuid_required',
+  'device_limit_reached',
+  'device_not_bound',
+] as const;
+export type VerifyCode = (typeof VERIFY_CODES)[number];
+
+export const VerificationResult = Type.Object({
+  valid: Type.Boolean(),
+  code: Type.Optional(Type.Enum(VERIFY_CODES)),
+  status: Type.String(),
+  expiresAt: Nullable(Type.String()),
+  email: Nullable(Type.String()),
+  verificationType: Nullable(Type.String()),
+  hw_bound: Type.Boolean(),
+  license_token: Type.Optional(Type.String()),
+  license_token_expires_at: Type.Optional(Timestamp),
+  license_jwks_uri: Type.Optional(Type.String()),
+});
+export type VerificationResultType = Static<typeof VerificationResult>;
+
+export const IntrospectBody = Type.Object(
+  { license_token: Type.String({ minLength: 1, maxLength: 8192 }) },
+  { additionalProperties: false },
+);
+export const IntrospectResult = Type.Object({
+  active: Type.Boolean(),
+  reason: Type.Optional(Type.String()),
+  sub: Type.Optional(Type.String()),
+  aud: Type.Optional(Type.String()),
+  jti: Type.Optional(Type.String()),
+  exp: Type.Optional(Type.Integer()),
+  iat: Type.Optional(Type.Integer()),
+  status: Type.Optional(Type.String()),
+  license_exp: Type.Optional(Type.Integer()),
+  svc_vt: Type.Optional(Type.String()),
+  seller_tier: Type.Optional(Type.String()),
+  hw_bound: Type.Optional(Type.Boolean()),
+});
+
+export const RevokeTokenBody = Type.Object(
+  { jti: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+export const RevokeTokenResult = Type.Object({
+  jti: Type.String(),
+  revoked: Type.Literal(true),
+  expiresAt: Timestamp,
+});

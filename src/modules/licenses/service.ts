@@ -1,0 +1,226 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
+import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import type { Principal } from '../../platform/http/principal.js';
+import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
+import { newId } from '../../platform/ids.js';
+import type { Log } from '../../platform/log.js';
+import type { AppService } from '../apps/index.js';
+import { type EventType, recordEvent } from '../events/index.js';
+import type { ProductService } from '../products/index.js';
+import { generateLicenseKey } from './license-key.js';
+import type { LicenseCreateInput, LicenseFilter, LicenseResource, LicenseUpdateInput } from './schemas.js';
+import * as store from './store.js';
+
+export interface LicenseServiceDeps {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  apps: Pick<AppService, 'requireOwnedApp'>;
+  products: Pick<ProductService, 'requireOwnedProduct'>;
+}
+
+/** How many licenses the expiry job moves per statement. */
+const EXPIRY_BATCH = 500;
+
+export type LicenseService = ReturnType<typeof createLicenseService>;
+
+export function createLicenseService({ db, clock, log, apps, products }: LicenseServiceDeps) {
+  async function requireLicense(principal: Principal, appId: string, licenseId: string): Promise<LicenseRow> {
+    const app = await apps.requireOwnedApp(principal, appId);
+    const license = await store.findAppLicense(db, app.id, licenseId);
+    if (!license) throw notFound('License');
+    return license;
+  }
+
+  /** Applies a change and records the event it causes in the same transaction. */
+  async function change(
+    license: LicenseRow,
+    changes: Parameters<typeof store.updateLicense>[2],
+    event: EventType,
+    onlyFrom?: readonly LicenseStatus[],
+  ): Promise<LicenseRow | undefined> {
+    return db.transaction().execute(async (trx) => {
+      const row = await store.updateLicense(trx, license.id, changes, onlyFrom);
+      if (row) await recordLicenseEvent(trx, event, row, changes.now);
+      return row;
+    });
+  }
+
+  /** A status move, refused with 409 when the license is not in a state it may leave. */
+  async function move(
+    principal: Principal,
+    appId: string,
+    licenseId: string,
+    to: LicenseStatus,
+    from: readonly LicenseStatus[],
+    event: EventType,
+  ) {
+    const license = await requireLicense(principal, appId, licenseId);
+    const row = await change(license, { status: to, now: clock.now() }, event, from);
+    if (!row) {
+      throw new AppError(
+        'conflict',
+        `A ${license.status} license cannot be ${to === 'active' ? 'reinstated' : to}`,
+      );
+    }
+    log.info({ licenseId, status: to }, 'license.status.changed');
+    return toLicense(row);
+  }
+
+  return {
+    async issue(principal: Principal, appId: string, input: LicenseCreateInput) {
+      const app = await apps.requireOwnedApp(principal, appId);
+      if (input.productId) {
+        const product = await products.requireOwnedProduct(principal, input.productId).catch(() => null);
+        if (!product || product.app_id !== app.id)
+          throw invalidField('productId', 'must be one of this app’s products');
+      }
+      const now = clock.now();
+      const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
+      if (expiresAt && expiresAt.getTime() <= now.getTime())
+        throw invalidField('expiresAt', 'must be in the future');
+      const row = await db.transaction().execute(async (trx) => {
+        const license = await store.insertLicense(trx, {
+          id: newId(),
+          key: generateLicenseKey(),
+          appId: app.id,
+          productId: input.productId ?? null,
+          userId: app.user_id,
+          email: input.email?.trim() ?? null,
+          expiresAt,
+          metadata: (input.metadata ?? {}) as LicenseMetadata,
+          maxDevices: input.maxDevices ?? null,
+          now,
+        });
+        await recordLicenseEvent(trx, 'license.created', license, now);
+        return license;
+      });
+      log.info({ licenseId: row.id, appId: row.app_id }, 'license.created');
+      return toLicense(row);
+    },
+
+    get: async (principal: Principal, appId: string, licenseId: string) =>
+      toLicense(await requireLicense(principal, appId, licenseId)),
+
+    async list(principal: Principal, appId: string, filter: LicenseFilter, page: Page) {
+      const app = await apps.requireOwnedApp(principal, appId);
+      const { rows, total } = await store.listLicenses(db, app.id, filter, page);
+      return { licenses: rows.map(toLicense), total, ...page };
+    },
+
+    /** Changes e-mail, expiry, metadata or device limit. Extending an expired license revives it. */
+    async update(principal: Principal, appId: string, licenseId: string, input: LicenseUpdateInput) {
+      const license = await requireLicense(principal, appId, licenseId);
+      const now = clock.now();
+      const expiresAt =
+        input.expiresAt === undefined
+          ? undefined
+          : input.expiresAt === null
+            ? null
+            : new Date(input.expiresAt);
+      if (input.maxDevices != null && input.maxDevices < license.device_count) {
+        throw invalidField(
+          'maxDevices',
+          `is below the ${license.device_count} devices already bound; release some first`,
+        );
+      }
+      const revived =
+        license.status === 'expired' && expiresAt !== undefined && (expiresAt === null || expiresAt > now);
+      const row = await change(
+        license,
+        {
+          email: input.email === undefined ? undefined : (input.email?.trim() ?? null),
+          expiresAt,
+          metadata: input.metadata as LicenseMetadata | undefined,
+          maxDevices: input.maxDevices,
+          ...(revived ? { status: 'active' as const } : {}),
+          now,
+        },
+        'license.updated',
+      );
+      if (!row) throw notFound('License');
+      return toLicense(row);
+    },
+
+    suspend: (principal: Principal, appId: string, licenseId: string) =>
+      move(principal, appId, licenseId, 'suspended', ['active'], 'license.revoked'),
+    revoke: (principal: Principal, appId: string, licenseId: string) =>
+      move(principal, appId, licenseId, 'revoked', ['active', 'suspended', 'expired'], 'license.revoked'),
+    reinstate: (principal: Principal, appId: string, licenseId: string) =>
+      move(principal, appId, licenseId, 'active', ['suspended'], 'license.updated'),
+
+    async devices(principal: Principal, appId: string, licenseId: string) {
+      const license = await requireLicense(principal, appId, licenseId);
+      const rows = await store.listDevices(db, license.id);
+      return {
+        devices: rows.map((d) => ({ hwuid: d.hwuid, activatedAt: iso(d.activated_at) })),
+        total: rows.length,
+      };
+    },
+
+    async releaseDevice(principal: Principal, appId: string, licenseId: string, hwuid: string) {
+      const license = await requireLicense(principal, appId, licenseId);
+      if (!(await store.releaseDevice(db, license.id, hwuid))) throw notFound('Device');
+      log.info({ licenseId, hwuid }, 'license.device.released');
+    },
+
+    /**
+     * Marks licenses past their expiry as expired, each with one license.expired event in the
+     * same transaction. Rows are claimed with SKIP LOCKED and moved only from active, so nodes
+     * running this together never expire (or announce) a license twice.
+     */
+    async expireDue(): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const now = clock.now();
+        const moved = await db.transaction().execute(async (trx) => {
+          const rows = await store.expireDue(trx, now, EXPIRY_BATCH);
+          for (const row of rows) await recordLicenseEvent(trx, 'license.expired', row, now);
+          return rows.length;
+        });
+        total += moved;
+        if (moved < EXPIRY_BATCH) break;
+      }
+      if (total > 0) log.info({ count: total }, 'license.expired');
+      return total;
+    },
+  };
+}
+
+async function recordLicenseEvent(executor: Executor, type: EventType, row: LicenseRow, now: Date) {
+  await recordEvent(executor, {
+    type,
+    userId: row.user_id,
+    appId: row.app_id,
+    data: {
+      id: row.id,
+      licenseKey: row.key,
+      userId: row.user_id,
+      productId: row.product_id,
+      status: row.status,
+      expiresAt: isoOrNull(row.expires_at),
+      createdAt: iso(row.created_at),
+    },
+    occurredAt: now,
+  });
+}
+
+export function toLicense(row: LicenseRow): LicenseResource {
+  return {
+    id: row.id,
+    key: row.key,
+    appId: row.app_id,
+    productId: row.product_id,
+    userId: row.user_id,
+    email: row.email,
+    status: row.status,
+    expiresAt: isoOrNull(row.expires_at),
+    metadata: row.metadata,
+    maxDevices: row.max_devices,
+    deviceCount: row.device_count,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}

@@ -1,0 +1,40 @@
+import type { Log } from './log.js';
+
+/**
+ * Background work repeated on an interval in every node. A run never overlaps the previous
+ * one, a failure is logged and retried on the next tick, and stop() waits for a run in
+ * progress. Jobs must be safe when several nodes run them at once.
+ */
+export interface Jobs {
+  every(name: string, intervalMs: number, run: () => Promise<unknown>): void;
+  stop(): Promise<void>;
+}
+
+export function createJobs(log: Log): Jobs {
+  const timers: NodeJS.Timeout[] = [];
+  const running = new Set<Promise<unknown>>();
+  let stopped = false;
+  return {
+    every(name, intervalMs, run) {
+      let busy = false;
+      const tick = () => {
+        if (busy || stopped) return;
+        busy = true;
+        const current = run()
+          .catch((err) => log.error({ err, job: name }, 'job.failed'))
+          .finally(() => {
+            busy = false;
+            running.delete(current);
+          });
+        running.add(current);
+      };
+      timers.push(setInterval(tick, intervalMs).unref());
+      setImmediate(tick);
+    },
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearInterval(timer);
+      await Promise.all(running);
+    },
+  };
+}
