@@ -6,6 +6,7 @@ import { registerLicenseRoutes, registerVerificationRoutes } from '../modules/li
 import { registerProductRoutes } from '../modules/products/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
+import { createWindowCounter } from '../platform/http/window-counter.js';
 import { buildHost, type HostDeps } from './hosts.js';
 
 /** The core API host: every route under /v1. */
@@ -18,7 +19,11 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerApiKeyRoutes(api, modules.apiKeys);
     registerProductRoutes(api, modules.products);
     registerLicenseRoutes(api, modules.licenses);
-    registerVerificationRoutes(api, modules.verification, { verifyRateLimit: config.verifyRateLimit });
+    registerVerificationRoutes(api, modules.verification, {
+      verifyRateLimit: config.verifyRateLimit,
+      verifyKeyRateLimit: config.verifyKeyRateLimit,
+      counter: createWindowCounter(deps.redis),
+    });
     registerKeySetRoutes(api, modules.keyRing);
   });
 }

@@ -189,10 +189,35 @@ describe(`the service process on ${storage}`, () => {
     assert.equal(await migrate.exited, 0, migrate.output());
   });
 
+  test('keys rotate publishes a second signing key', async () => {
+    const env = { DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
+    const first = await serve(env);
+    const before = (await httpClient(`${first.api}/v1`).get('/licenses/jwks'))
+      .expect(200)
+      .body.keys.map((k: { kid: string }) => k.kid);
+    first.proc.child.kill('SIGTERM');
+    await first.proc.exited;
+    const rotate = runCli(['keys', 'rotate'], env);
+    assert.equal(await rotate.exited, 0, rotate.output());
+    const kid = /new key (\S+) published/.exec(rotate.output())?.[1];
+    assert.ok(kid);
+    const second = await serve(env);
+    try {
+      const after = (await httpClient(`${second.api}/v1`).get('/licenses/jwks'))
+        .expect(200)
+        .body.keys.map((k: { kid: string }) => k.kid);
+      for (const old of before) assert.ok(after.includes(old), 'old keys stay published');
+      assert.ok(after.includes(kid));
+    } finally {
+      second.proc.child.kill('SIGTERM');
+      await second.proc.exited;
+    }
+  });
+
   test('--help lists the commands', async () => {
     const help = runCli(['--help'], {});
     assert.equal(await help.exited, 0);
-    for (const command of ['serve', 'migrate', 'admin'])
+    for (const command of ['serve', 'migrate', 'admin', 'keys'])
       assert.match(help.output(), new RegExp(`\\b${command}\\b`));
   });
 });
@@ -229,12 +254,28 @@ describe('two nodes over one PostgreSQL', { skip: DATABASE_URL ? false : 'needs 
           })
         ).expect(200);
         assert.equal(admin.body.user.role, 'ADMIN');
+        // Both serve one key set, so a token signed on one node checks out on the other.
+        const [jwksA, jwksB] = await Promise.all(
+          nodes.map(async (node) => (await httpClient(`${node.api}/v1`).get('/licenses/jwks')).body),
+        );
+        assert.equal(jwksA.keys.length, 1);
+        assert.deepEqual(jwksA, jwksB);
         // A session made on one node is accepted by the other.
         const email = `two-${randomBytes(4).toString('hex')}@example.com`;
         const { token } = (
           await httpClient(`${nodes[0]?.api}/v1`).post('/auth/register', { email, password: PASSWORD })
         ).expect(201).body;
         (await httpClient(`${nodes[1]?.api}/v1`).get('/auth/me', { token })).expect(200);
+        const a = httpClient(`${nodes[0]?.api}/v1`);
+        const b = httpClient(`${nodes[1]?.api}/v1`);
+        const app = (await a.post('/apps', { name: 'Shared' }, { token })).expect(201).body;
+        const license = (await a.post(`/apps/${app.id}/licenses`, {}, { token })).expect(201).body;
+        const verified = (await a.post('/licenses/verify', { key: license.key })).expect(200).body;
+        assert.equal(
+          (await b.post('/licenses/introspect', { license_token: verified.license_token })).expect(200).body
+            .active,
+          true,
+        );
       } finally {
         for (const node of nodes) node.proc.child.kill('SIGTERM');
         await Promise.all(nodes.map((node) => node.proc.exited));

@@ -37,6 +37,8 @@ export interface Config {
   readonly licenseTokenIssuer: string;
   /** Verify, validate-hardware and introspect calls allowed per minute per client address. */
   readonly verifyRateLimit: number;
+  /** Verify and validate-hardware calls allowed per minute per license key. */
+  readonly verifyKeyRateLimit: number;
   /** Seconds between runs of the expiry job. */
   readonly expiryIntervalSeconds: number;
 }
@@ -147,6 +149,7 @@ export function parseConfig(env: Env): Config {
     licenseTokens: oneOf('LICENSE_TOKENS', read('LICENSE_TOKENS') ?? 'on', ['on', 'off'] as const) === 'on',
     licenseTokenIssuer: read('LICENSE_TOKEN_ISSUER') ?? `${publicOrigin}/v1`,
     verifyRateLimit: integer('VERIFY_RATE_LIMIT', read('VERIFY_RATE_LIMIT') ?? '600', 1, 1_000_000),
+    verifyKeyRateLimit: integer('VERIFY_KEY_RATE_LIMIT', read('VERIFY_KEY_RATE_LIMIT') ?? '60', 1, 1_000_000),
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL', read('EXPIRY_INTERVAL') ?? '60', 1, 86_400),
   });
 }

@@ -38,6 +38,8 @@ export async function startTestServer(
     REDIS_URL: process.env.REDIS_URL,
     // Test files sign up many sellers from one address; the limit itself has its own test.
     AUTH_RATE_LIMIT: '100000',
+    VERIFY_RATE_LIMIT: '100000',
+    VERIFY_KEY_RATE_LIMIT: '100000',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     // A lower scrypt cost keeps hundreds of test sign-ups fast; the algorithm is the same.
     PASSWORD_HASH_COST: '1024',

@@ -2,7 +2,9 @@ import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { pageOf } from '../../platform/http/schemas.js';
+import { limitPerMinuteBy, type WindowCounter } from '../../platform/http/window-counter.js';
 import { AppParams } from '../apps/index.js';
+import { normalizeLicenseKey } from './license-key.js';
 import {
   DeviceList,
   DeviceParams,
@@ -89,19 +91,27 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
 export function registerVerificationRoutes(
   app: HttpApp,
   verification: Verification,
-  limits: { verifyRateLimit: number },
+  limits: { verifyRateLimit: number; verifyKeyRateLimit: number; counter: WindowCounter },
 ): void {
   const rateLimit = perMinute(limits.verifyRateLimit);
+  // Per license key too, however it is typed, so one key cannot be hammered from many addresses.
+  const perKey = limitPerMinuteBy(limits.counter, limits.verifyKeyRateLimit, (request) => {
+    const key = (request.body as { key?: unknown } | undefined)?.key;
+    const canonical = typeof key === 'string' ? normalizeLicenseKey(key) : null;
+    return canonical ? `verify:${canonical}` : null;
+  });
   const noStore = { 'cache-control': 'no-store' };
 
   app.post('/licenses/verify', {
     config: { auth: 'public', rateLimit },
+    preValidation: perKey,
     schema: { tags: ['licenses'], body: VerifyBody, response: { 200: VerificationResult } },
     handler: async (request, reply) => reply.headers(noStore).send(await verification.verify(request.body)),
   });
 
   app.post('/licenses/validate-hardware', {
     config: { auth: 'public', rateLimit },
+    preValidation: perKey,
     schema: { tags: ['licenses'], body: ValidateHardwareBody, response: { 200: VerificationResult } },
     handler: async (request, reply) =>
       reply.headers(noStore).send(await verification.validateHardware(request.body)),

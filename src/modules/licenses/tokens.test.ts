@@ -362,6 +362,34 @@ function decodeClaims(token: string) {
   return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString());
 }
 
+describe('private keys', () => {
+  test('never reach a response or a log, through generation, rotation and signing', async () => {
+    const logLines: string[] = [];
+    const logged = await startTestServer({ LOG_LEVEL: 'trace' }, { logLines });
+    try {
+      await logged.service.modules.keyRing.rotate();
+      const seller = await signUp(logged);
+      const app = await createApp(logged, seller.token);
+      const license = (await logged.api.post(`/apps/${app.id}/licenses`, {}, { token: seller.token })).expect(
+        201,
+      ).body;
+      const verified = (await logged.api.post('/licenses/verify', { key: license.key })).expect(200);
+      const jwksText = (await logged.api.get('/licenses/jwks')).text;
+      const pems = await logged.db.selectFrom('signing_keys').select('private_pem').execute();
+      const body = (pem: string) => pem.split('\n').slice(1, 3).join('');
+      for (const { private_pem } of pems) {
+        for (const text of [logLines.join(''), verified.text, jwksText]) {
+          assert.ok(!text.includes(body(private_pem)), 'private key material leaked');
+        }
+      }
+      assert.ok(!logLines.join('').includes('PRIVATE KEY'));
+      assert.ok(logLines.some((line) => line.includes('license_token.key.rotated')));
+    } finally {
+      await logged.stop();
+    }
+  });
+});
+
 describe('with LICENSE_TOKENS=off', () => {
   test('verification answers without token fields and the key set is empty', async () => {
     const plain = await startTestServer({ LICENSE_TOKENS: 'off' });

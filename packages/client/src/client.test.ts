@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { createPrivateKey } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { decodeProtectedHeader, SignJWT } from 'jose';
+import { startTestServer, type TestServer, uniqueSuffix } from '../../../src/testing/harness.js';
+import { type TestClock, testClock } from '../../../src/testing/test-clock.js';
+import { LicenseTokenError, LicenseTokenVerifier, LicensingApiError, LicensingClient } from './index.js';
+
+/** The SDK against the real service: every call here crosses HTTP to a running server. */
+let server: TestServer;
+let clock: TestClock;
+let seller: LicensingClient;
+let appId: string;
+const origin = () => server.service.coreUrl;
+
+before(async () => {
+  clock = testClock(new Date());
+  server = await startTestServer({}, { clock });
+  const anonymous = new LicensingClient({ baseUrl: origin() });
+  const session = await anonymous.auth.register({
+    email: `sdk-${uniqueSuffix()}@example.com`,
+    password: 'sdk password 1',
+  });
+  seller = anonymous.withToken(session.token);
+  appId = (await seller.apps.create({ name: 'SDK app' })).id;
+});
+after(() => server.stop());
+
+describe('the typed API client', () => {
+  test('drives apps, keys, products and licenses under /v1', async () => {
+    const me = await seller.auth.me();
+    assert.equal(me.credential.kind, 'user_token');
+    const key = await seller.apiKeys.create(appId, { name: 'backend' });
+    const backend = new LicensingClient({ baseUrl: `${origin()}/v1/`, token: key.key });
+    assert.equal((await backend.auth.me()).credential.appId, appId);
+
+    const product = await backend.products.create({ name: 'Pro', price: 29.9, currency: 'EUR' });
+    assert.equal(product.appId, appId);
+    assert.equal((await backend.products.update(product.id, { active: false })).active, false);
+    assert.equal((await backend.products.list({ active: false })).products.length, 1);
+
+    const license = await backend.licenses.issue(appId, {
+      productId: product.id,
+      maxDevices: 1,
+      metadata: { plan: 'pro' },
+    });
+    assert.equal((await backend.licenses.list(appId, { productId: product.id })).total, 1);
+    assert.equal((await backend.licenses.suspend(appId, license.id)).status, 'suspended');
+    assert.equal((await backend.licenses.reinstate(appId, license.id)).status, 'active');
+  });
+
+  test('turns error answers into LicensingApiError with code, status and request id', async () => {
+    await assert.rejects(
+      seller.products.create({ name: 'Bad', price: -1, currency: 'USD', appId }),
+      (error: unknown) =>
+        error instanceof LicensingApiError &&
+        error.status === 400 &&
+        error.code === 'validation_failed' &&
+        error.details.some((d) => d.field === 'price') &&
+        typeof error.requestId === 'string',
+    );
+    const stranger = new LicensingClient({ baseUrl: origin(), token: `sk_${'0'.repeat(48)}` });
+    await assert.rejects(
+      stranger.apps.list(),
+      (error: unknown) => error instanceof LicensingApiError && error.status === 401,
+    );
+  });
+});
+
+describe('verification from client software', () => {
+  test('verifies online, checks the token offline, and introspects it', async () => {
+    const license = await seller.licenses.issue(appId, {
+      maxDevices: 2,
+      metadata: { plan: 'pro', features: ['sync'] },
+    });
+    const client = new LicensingClient({ baseUrl: origin() });
+    const result = await client.verify({ key: license.key, hwuid: 'laptop', appId });
+    assert.equal(result.valid, true);
+    // Built from PUBLIC_BASE_URL (the test server listens on a port chosen at start).
+    assert.equal(result.license_jwks_uri, `${server.config.apiBaseUrl}/licenses/jwks`);
+
+    const verifier = new LicenseTokenVerifier({
+      jwksUri: client.jwksUri,
+      appId,
+      issuer: server.config.apiBaseUrl,
+      now: () => clock.now(),
+    });
+    const claims = await verifier.verify(result.license_token as string);
+    assert.equal(claims.sub, license.id);
+    assert.equal(claims.plan, 'pro');
+    assert.deepEqual(claims.features, ['sync']);
+    assert.equal(claims.hw_bound, true);
+
+    assert.equal((await client.introspect(result.license_token as string)).active, true);
+    await seller.revokeToken(claims.jti);
+    assert.deepEqual(await client.introspect(result.license_token as string), {
+      active: false,
+      reason: 'token_revoked',
+    });
+  });
+
+  test('refuses a token for another app, one that is not a license token, and an expired one', async () => {
+    const license = await seller.licenses.issue(appId);
+    const client = new LicensingClient({ baseUrl: origin() });
+    const token = (await client.verify({ key: license.key })).license_token as string;
+    const wrongApp = new LicenseTokenVerifier({
+      jwksUri: client.jwksUri,
+      appId: '00000000-0000-7000-8000-000000000000',
+      now: () => clock.now(),
+    });
+    await assert.rejects(
+      wrongApp.verify(token),
+      (e: unknown) => e instanceof LicenseTokenError && e.code === 'wrong_audience',
+    );
+
+    const kid = decodeProtectedHeader(token).kid as string;
+    const row = await server.db
+      .selectFrom('signing_keys')
+      .select('private_pem')
+      .where('kid', '=', kid)
+      .executeTakeFirstOrThrow();
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString());
+    const other = await new SignJWT({ ...claims, token_use: 'id_token' })
+      .setProtectedHeader({ alg: 'RS256', kid })
+      .sign(createPrivateKey(row.private_pem));
+    const verifier = new LicenseTokenVerifier({ jwksUri: client.jwksUri, appId, now: () => clock.now() });
+    await assert.rejects(
+      verifier.verify(other),
+      (e: unknown) => e instanceof LicenseTokenError && e.code === 'wrong_token_use',
+    );
+
+    const tampered = token.slice(0, -4) + (token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    await assert.rejects(
+      verifier.verify(tampered),
+      (e: unknown) => e instanceof LicenseTokenError && e.code === 'invalid_signature',
+    );
+
+    const later = new LicenseTokenVerifier({
+      jwksUri: client.jwksUri,
+      appId,
+      now: () => new Date(clock.now().getTime() + 16 * 60_000),
+    });
+    await assert.rejects(
+      later.verify(token),
+      (e: unknown) => e instanceof LicenseTokenError && e.code === 'token_expired',
+    );
+  });
+
+  test('learns a rotated key on its own and keeps accepting tokens of the old one', async () => {
+    const license = await seller.licenses.issue(appId);
+    const client = new LicensingClient({ baseUrl: origin() });
+    const verifier = new LicenseTokenVerifier({
+      jwksUri: client.jwksUri,
+      appId,
+      refetchCooldownMs: 0,
+      now: () => clock.now(),
+    });
+    const oldToken = (await client.verify({ key: license.key })).license_token as string;
+    await verifier.verify(oldToken); // caches the current key set
+
+    const { kid } = await server.service.modules.keyRing.rotate();
+    clock.advance(61_000);
+    const newToken = (await client.verify({ key: license.key })).license_token as string;
+    assert.equal(decodeProtectedHeader(newToken).kid, kid);
+    assert.equal(
+      (await verifier.verify(newToken)).sub,
+      license.id,
+      'the unknown kid made it fetch the set again',
+    );
+    assert.equal((await verifier.verify(oldToken)).sub, license.id, 'old tokens verify until they expire');
+  });
+});

@@ -1,0 +1,152 @@
+/** Shapes the service answers with, as documented in its docs/ folder. */
+
+export interface VerificationResult {
+  valid: boolean;
+  code?:
+    | 'license_not_found'
+    | 'license_expired'
+    | 'license_suspended'
+    | 'license_revoked'
+    | 'hwuid_required'
+    | 'device_limit_reached'
+    | 'device_not_bound';
+  status: string;
+  expiresAt: string | null;
+  email: string | null;
+  verificationType: string | null;
+  hw_bound: boolean;
+  license_token?: string;
+  license_token_expires_at?: string;
+  license_jwks_uri?: string;
+}
+
+export interface LicenseTokenClaims {
+  iss: string;
+  sub: string;
+  aud?: string;
+  exp: number;
+  iat: number;
+  nbf: number;
+  jti: string;
+  token_use: 'service_license_v1';
+  svc_vt: 'basic' | 'advanced' | 'custom';
+  seller_tier: string;
+  status: string;
+  hw_bound: boolean;
+  plan?: string;
+  features?: string[];
+  license_exp?: number;
+}
+
+export interface Introspection {
+  active: boolean;
+  reason?: string;
+  sub?: string;
+  aud?: string;
+  jti?: string;
+  exp?: number;
+  iat?: number;
+  status?: string;
+  license_exp?: number;
+  svc_vt?: string;
+  seller_tier?: string;
+  hw_bound?: boolean;
+}
+
+/** A page of a list: the items under their own name, with total, limit and offset. */
+export type Page<K extends string, T> = { [P in K]: T[] } & { total: number; limit: number; offset: number };
+
+export interface User {
+  id: string;
+  email: string;
+  name: string | null;
+  role: 'SELLER' | 'ADMIN';
+  tier: 'free' | 'pro' | 'business' | 'enterprise';
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Session {
+  token: string;
+  expiresAt: string;
+  user: User;
+}
+
+export interface App {
+  id: string;
+  userId: string;
+  name: string;
+  description: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  appId: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  /** Only in the create answer. */
+  key?: string;
+}
+
+export interface Product {
+  id: string;
+  userId: string;
+  appId: string;
+  name: string;
+  description: string;
+  price: number;
+  currency: string;
+  active: boolean;
+  successUrl: string | null;
+  cancelUrl: string | null;
+  helpUrl: string | null;
+  supportUrl: string | null;
+  termsUrl: string | null;
+  privacyUrl: string | null;
+  refundUrl: string | null;
+  productType: 'license' | 'api_access' | 'subscription';
+  billingType: 'one_time' | 'recurring';
+  interval: 'month' | 'year' | null;
+  partnerPriceIdRecurring: string | null;
+  partnerTaxEnabled: boolean;
+  partnerIdentityRequired: boolean;
+  cryptoPaymentsEnabled: boolean;
+  hideEmail: boolean;
+  autoRedirect: boolean;
+  licenseEmails: string[];
+  sendLicenseToCustomer: boolean;
+  callbackSecret: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ProductInput = Partial<Omit<Product, 'id' | 'userId' | 'createdAt' | 'updatedAt'>>;
+
+export interface License {
+  id: string;
+  key: string;
+  appId: string;
+  productId: string | null;
+  userId: string;
+  email: string | null;
+  status: 'active' | 'suspended' | 'revoked' | 'expired';
+  expiresAt: string | null;
+  metadata: { plan?: string; features?: string[]; [key: string]: unknown };
+  maxDevices: number | null;
+  deviceCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface LicenseInput {
+  productId?: string;
+  email?: string | null;
+  expiresAt?: string | null;
+  metadata?: License['metadata'];
+  maxDevices?: number | null;
+}

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { createApp, signUp, startTestServer, type TestServer } from '../../testing/harness.js';
+import { assertError } from '../../testing/http-client.js';
+
+const PER_ADDRESS = 6;
+const PER_KEY = 3;
+let server: TestServer;
+before(async () => {
+  server = await startTestServer({
+    VERIFY_RATE_LIMIT: String(PER_ADDRESS),
+    VERIFY_KEY_RATE_LIMIT: String(PER_KEY),
+    TRUST_PROXY: '1',
+  });
+});
+after(() => server.stop());
+
+// Each test speaks from its own address, so counters stay apart when Redis is shared.
+const fromAddress = () => {
+  const [a, b, c] = randomBytes(3);
+  return { 'x-forwarded-for': `10.${a}.${b}.${c}` };
+};
+
+async function newKey(): Promise<string> {
+  const seller = await signUp(server);
+  const app = await createApp(server, seller.token);
+  return (await server.api.post(`/apps/${app.id}/licenses`, {}, { token: seller.token })).expect(201).body
+    .key;
+}
+
+describe(`verification limits (${process.env.REDIS_URL ? 'Redis' : 'in-process'} counters)`, () => {
+  test('one key is limited however it is typed and wherever it comes from', async () => {
+    const key = await newKey();
+    const typings = [key, key.toLowerCase(), key.replace(/-/g, '')];
+    for (const typed of typings) {
+      (await server.api.post('/licenses/verify', { key: typed }, { headers: fromAddress() })).expect(200);
+    }
+    const refused = await server.api.post(
+      '/licenses/validate-hardware',
+      { key, hwuid: 'pc' },
+      { headers: fromAddress() },
+    );
+    assertError(refused, 429, 'rate_limited');
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    // Another key is not affected.
+    const other = await newKey();
+    assert.equal(
+      (await server.api.post('/licenses/verify', { key: other }, { headers: fromAddress() })).expect(200).body
+        .valid,
+      true,
+    );
+  });
+
+  test('one address is limited across keys, route by route', async () => {
+    const headers = fromAddress();
+    for (let i = 0; i < PER_ADDRESS; i++) {
+      (await server.api.post('/licenses/verify', { key: `unknown-${i}` }, { headers })).expect(200);
+    }
+    assertError(
+      await server.api.post('/licenses/verify', { key: 'unknown-x' }, { headers }),
+      429,
+      'rate_limited',
+    );
+    (await server.api.post('/licenses/introspect', { license_token: 'a.b.c' }, { headers })).expect(200);
+  });
+});
