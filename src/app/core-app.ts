@@ -5,6 +5,7 @@ import { registerKeySetRoutes } from '../modules/license-tokens/index.js';
 import { registerLicenseRoutes, registerVerificationRoutes } from '../modules/licenses/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
+import { registerWebhookRoutes } from '../modules/webhooks/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
 import { createWindowCounter } from '../platform/http/window-counter.js';
 import { buildHost, type HostDeps } from './hosts.js';
@@ -25,5 +26,6 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
       counter: createWindowCounter(deps.redis),
     });
     registerKeySetRoutes(api, modules.keyRing);
+    registerWebhookRoutes(api, modules.webhooks);
   });
 }

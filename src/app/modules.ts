@@ -1,10 +1,11 @@
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
-import { createKeyRing, createTokenSigner } from '../modules/license-tokens/index.js';
+import { createKeyRing, createTokenDenylist, createTokenSigner } from '../modules/license-tokens/index.js';
 import { createLicenseService, createVerification } from '../modules/licenses/index.js';
 import { createProductService } from '../modules/products/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
+import { createDeliveryWorker, createSender, createWebhookService } from '../modules/webhooks/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
@@ -36,15 +37,35 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const signer = config.licenseTokens
     ? createTokenSigner({ keys: keyRing, clock, issuer: config.licenseTokenIssuer })
     : null;
+  const denylist = createTokenDenylist({ db, clock });
   const verification = createVerification({
     db,
     clock,
     log,
     signer,
+    denylist,
     jwksUri: `${config.apiBaseUrl}/licenses/jwks`,
   });
+  const policy = { allowPrivate: config.webhookAllowPrivate, requireHttps: config.env === 'production' };
+  const sender = createSender(policy, clock);
+  const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
+  const deliveryWorker = createDeliveryWorker({ db, clock, log, sender });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
-  return { database, users, apps, apiKeys, products, licenses, keyRing, verification, authenticate };
+  return {
+    database,
+    users,
+    apps,
+    apiKeys,
+    products,
+    licenses,
+    keyRing,
+    verification,
+    denylist,
+    webhooks,
+    deliveryWorker,
+    sender,
+    authenticate,
+  };
 }
 
 export type Modules = ReturnType<typeof createModules>;

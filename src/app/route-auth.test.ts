@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { type RouteInfo, registeredRoutes } from '../platform/http/create-http-app.js';
+import { newId } from '../platform/ids.js';
 import {
   createApiKey,
   createApp,
@@ -25,6 +26,8 @@ interface Owned {
   apiKeyId: string;
   productId: string;
   licenseId: string;
+  webhookId: string;
+  deliveryId: string;
 }
 
 type Entry =
@@ -124,6 +127,36 @@ const ROUTES: Record<string, Entry> = {
   'core GET /v1/licenses/jwks': { kind: 'public' },
   // Which token a jti names is checked by the service (404 for another seller's); see tokens.test.ts.
   'core POST /v1/licenses/revoke-token': { kind: 'own', body: { jti: 'x' } },
+  'core POST /v1/webhooks': {
+    kind: 'own',
+    body: { url: 'https://hooks.example.com/x', events: ['license.created'] },
+  },
+  'core GET /v1/webhooks': { kind: 'own' },
+  'core GET /v1/webhooks/:id': { kind: 'resource', path: (o) => `/v1/webhooks/${o.webhookId}` },
+  'core PUT /v1/webhooks/:id': {
+    kind: 'resource',
+    path: (o) => `/v1/webhooks/${o.webhookId}`,
+    body: { url: 'https://evil.example.com/x', events: ['license.created'] },
+  },
+  'core DELETE /v1/webhooks/:id': { kind: 'resource', path: (o) => `/v1/webhooks/${o.webhookId}` },
+  'core POST /v1/webhooks/:id/enable': {
+    kind: 'resource',
+    path: (o) => `/v1/webhooks/${o.webhookId}/enable`,
+  },
+  'core POST /v1/webhooks/:id/disable': {
+    kind: 'resource',
+    path: (o) => `/v1/webhooks/${o.webhookId}/disable`,
+  },
+  'core POST /v1/webhooks/:id/rotate-secret': {
+    kind: 'resource',
+    path: (o) => `/v1/webhooks/${o.webhookId}/rotate-secret`,
+  },
+  'core POST /v1/webhooks/:id/test': { kind: 'resource', path: (o) => `/v1/webhooks/${o.webhookId}/test` },
+  'core POST /v1/webhooks/:id/deliveries/:deliveryId/redeliver': {
+    kind: 'resource',
+    path: (o) => `/v1/webhooks/${o.webhookId}/deliveries/${o.deliveryId}/redeliver`,
+  },
+  'core GET /v1/webhooks/:id/logs': { kind: 'resource', path: (o) => `/v1/webhooks/${o.webhookId}/logs` },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },
 };
@@ -158,7 +191,36 @@ before(async () => {
   const issued = (await server.api.post(`/apps/${app.id}/licenses`, {}, { token: owner.token })).expect(
     201,
   ).body;
-  owned = { appId: app.id, apiKeyId: apiKey.id, productId: product.id, licenseId: issued.id };
+  // An app-bound endpoint, so the app's keys may address it and a sibling app's may not.
+  const webhook = (
+    await server.api.post(
+      '/webhooks',
+      { url: 'https://hooks.example.com/in', events: ['license.created'], appId: app.id },
+      { token: owner.token },
+    )
+  ).expect(201).body;
+  const delivery = await server.db
+    .insertInto('webhook_deliveries')
+    .values({
+      id: newId(),
+      endpoint_id: webhook.id,
+      event_id: null,
+      event_type: 'webhook.test',
+      payload: '{}',
+      event_time: new Date(),
+      trigger: 'test',
+      status: 'failed',
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  owned = {
+    appId: app.id,
+    apiKeyId: apiKey.id,
+    productId: product.id,
+    licenseId: issued.id,
+    webhookId: webhook.id,
+    deliveryId: delivery.id,
+  };
 
   const sibling = await createApp(server, owner.token, 'Sibling');
   siblingKey = (await createApiKey(server, owner.token, sibling.id)).key;

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { purgeDeniedTokens } from '../modules/license-tokens/index.js';
+import { purgeAttempts } from '../modules/webhooks/index.js';
 import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import { openDatabase } from '../platform/db/database.js';
@@ -55,10 +55,15 @@ export async function startService(
     }
     if (config.licenseTokens) await modules.keyRing.ensureKey();
     const jobs = createJobs(log);
-    jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
-    jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () =>
-      purgeDeniedTokens(database.db, clock.now()),
-    );
+    // Safe on any number of nodes at once; JOBS=off leaves them to other nodes.
+    if (config.jobs) {
+      jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
+      jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () => modules.denylist.purge());
+      jobs.every('webhook.delivery', config.webhookPollMs, () => modules.deliveryWorker.runOnce());
+      jobs.every('webhook.logs.purge', 60 * 60 * 1000, () =>
+        purgeAttempts(database.db, new Date(clock.now().getTime() - config.webhookLogDays * 86_400_000)),
+      );
+    }
     const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
     redis?.on('error', (err) => log.warn({ err: { message: err.message } }, 'redis.unavailable'));
     const hostDeps = { modules, config, log, redis };
@@ -98,6 +103,7 @@ export async function startService(
             await closed;
           }
           await jobs.stop();
+          await modules.sender.close();
           redis?.disconnect();
           await database.close();
           log.info('server.stopped');

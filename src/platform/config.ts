@@ -41,6 +41,14 @@ export interface Config {
   readonly verifyKeyRateLimit: number;
   /** Seconds between runs of the expiry job. */
   readonly expiryIntervalSeconds: number;
+  /** Webhooks may target loopback and private addresses (development and tests only). */
+  readonly webhookAllowPrivate: boolean;
+  /** Days webhook attempt logs are kept. */
+  readonly webhookLogDays: number;
+  /** Milliseconds between passes of the webhook delivery worker. */
+  readonly webhookPollMs: number;
+  /** Whether this node runs the background jobs (expiry, webhook delivery, clean-ups). */
+  readonly jobs: boolean;
 }
 
 export class ConfigError extends Error {
@@ -150,6 +158,12 @@ export function parseConfig(env: Env): Config {
     licenseTokenIssuer: read('LICENSE_TOKEN_ISSUER') ?? `${publicOrigin}/v1`,
     verifyRateLimit: integer('VERIFY_RATE_LIMIT', read('VERIFY_RATE_LIMIT') ?? '600', 1, 1_000_000),
     verifyKeyRateLimit: integer('VERIFY_KEY_RATE_LIMIT', read('VERIFY_KEY_RATE_LIMIT') ?? '60', 1, 1_000_000),
+    webhookAllowPrivate:
+      oneOf('WEBHOOK_ALLOW_PRIVATE', read('WEBHOOK_ALLOW_PRIVATE') ?? 'false', ['true', 'false'] as const) ===
+      'true',
+    webhookLogDays: integer('WEBHOOK_LOG_DAYS', read('WEBHOOK_LOG_DAYS') ?? '30', 1, 3650),
+    jobs: oneOf('JOBS', read('JOBS') ?? 'on', ['on', 'off'] as const) === 'on',
+    webhookPollMs: integer('WEBHOOK_POLL_MS', read('WEBHOOK_POLL_MS') ?? '200', 10, 60_000),
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL', read('EXPIRY_INTERVAL') ?? '60', 1, 86_400),
   });
 }

@@ -40,6 +40,11 @@ export async function startTestServer(
     AUTH_RATE_LIMIT: '100000',
     VERIFY_RATE_LIMIT: '100000',
     VERIFY_KEY_RATE_LIMIT: '100000',
+    // Test receivers listen on loopback.
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    // Test servers share one database but not one clock: background jobs run only where a test
+    // asks for them (tests drive expiry and delivery passes themselves).
+    JOBS: 'off',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     // A lower scrypt cost keeps hundreds of test sign-ups fast; the algorithm is the same.
     PASSWORD_HASH_COST: '1024',

@@ -85,11 +85,19 @@ export async function isTokenDenied(executor: Executor, jti: string): Promise<bo
   return row !== undefined;
 }
 
-/** Denylist entries of tokens that have expired anyway are no longer needed. */
-export async function purgeDeniedTokens(executor: Executor, now: Date): Promise<number> {
+/**
+ * Denylist entries of tokens that have expired anyway are no longer needed — once past the
+ * clock tolerance within which introspection still grants an expired token.
+ */
+export async function purgeDeniedTokens(
+  executor: Executor,
+  now: Date,
+  toleranceSeconds: number,
+): Promise<number> {
+  const cutoff = new Date(now.getTime() - toleranceSeconds * 1000);
   const rows = await executor
     .deleteFrom('revoked_tokens')
-    .where('expires_at', '<=', now)
+    .where('expires_at', '<=', cutoff)
     .returning('jti')
     .execute();
   return rows.length;

@@ -73,7 +73,16 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     async issue(principal: Principal, appId: string, input: LicenseCreateInput) {
       const app = await apps.requireOwnedApp(principal, appId);
       if (input.productId) {
-        const product = await products.requireOwnedProduct(principal, input.productId).catch(() => null);
+        const product = await products
+          .requireOwnedProduct(principal, input.productId)
+          .catch((error: unknown) => {
+            if (
+              error instanceof AppError &&
+              (error.code === 'not_found' || error.code === 'app_scope_mismatch')
+            )
+              return null;
+            throw error;
+          });
         if (!product || product.app_id !== app.id)
           throw invalidField('productId', 'must be one of this app’s products');
       }
@@ -114,33 +123,25 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     async update(principal: Principal, appId: string, licenseId: string, input: LicenseUpdateInput) {
       const license = await requireLicense(principal, appId, licenseId);
       const now = clock.now();
-      const expiresAt =
-        input.expiresAt === undefined
-          ? undefined
-          : input.expiresAt === null
-            ? null
-            : new Date(input.expiresAt);
-      if (input.maxDevices != null && input.maxDevices < license.device_count) {
-        throw invalidField(
-          'maxDevices',
-          `is below the ${license.device_count} devices already bound; release some first`,
-        );
+      const changes = {
+        email: input.email === undefined ? undefined : (input.email?.trim() ?? null),
+        expiresAt:
+          input.expiresAt === undefined
+            ? undefined
+            : input.expiresAt === null
+              ? null
+              : timestamp(input.expiresAt, 'expiresAt'),
+        metadata: input.metadata as LicenseMetadata | undefined,
+        maxDevices: input.maxDevices,
+      };
+      const row = await db.transaction().execute(async (trx) => {
+        const updated = await store.updateLicenseDetails(trx, license.id, changes, now);
+        if (updated) await recordLicenseEvent(trx, 'license.updated', updated, now);
+        return updated;
+      });
+      if (!row) {
+        throw invalidField('maxDevices', 'is below the number of devices already bound; release some first');
       }
-      const revived =
-        license.status === 'expired' && expiresAt !== undefined && (expiresAt === null || expiresAt > now);
-      const row = await change(
-        license,
-        {
-          email: input.email === undefined ? undefined : (input.email?.trim() ?? null),
-          expiresAt,
-          metadata: input.metadata as LicenseMetadata | undefined,
-          maxDevices: input.maxDevices,
-          ...(revived ? { status: 'active' as const } : {}),
-          now,
-        },
-        'license.updated',
-      );
-      if (!row) throw notFound('License');
       return toLicense(row);
     },
 
@@ -187,6 +188,19 @@ export function createLicenseService({ db, clock, log, apps, products }: License
       return total;
     },
   };
+}
+
+/**
+ * A date-time the database stores the same way on both drivers: a real instant (not 23:59:60)
+ * between 1970 and 9999.
+ */
+function timestamp(value: string, field: string): Date {
+  const date = new Date(value);
+  const year = date.getUTCFullYear();
+  if (Number.isNaN(date.getTime()) || year < 1970 || year > 9999) {
+    throw invalidField(field, 'must be a real date-time between 1970 and 9999');
+  }
+  return date;
 }
 
 async function recordLicenseEvent(executor: Executor, type: EventType, row: LicenseRow, now: Date) {

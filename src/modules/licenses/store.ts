@@ -96,6 +96,41 @@ export function updateLicense(
   return query.returningAll().executeTakeFirst();
 }
 
+/**
+ * Changes e-mail, expiry, metadata or device limit in one statement, so it cannot undo a
+ * concurrent status change: an expired license comes back to active only if it is still
+ * expired when written and the new expiry is later than now, and a device limit only applies
+ * if the devices bound at that moment fit under it. Undefined when the limit did not fit.
+ */
+export function updateLicenseDetails(
+  executor: Executor,
+  licenseId: string,
+  changes: {
+    email?: string | null;
+    expiresAt?: Date | null;
+    metadata?: LicenseMetadata;
+    maxDevices?: number | null;
+  },
+  now: Date,
+): Promise<LicenseRow | undefined> {
+  const revives = changes.expiresAt === null || (changes.expiresAt !== undefined && changes.expiresAt > now);
+  let query = executor
+    .updateTable('licenses')
+    .set({
+      ...(changes.email !== undefined ? { email: changes.email } : {}),
+      ...(changes.expiresAt !== undefined ? { expires_at: changes.expiresAt } : {}),
+      ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
+      ...(changes.maxDevices !== undefined ? { max_devices: changes.maxDevices } : {}),
+      ...(revives
+        ? { status: sql<LicenseStatus>`case when status = 'expired' then 'active' else status end` }
+        : {}),
+      updated_at: now,
+    })
+    .where('id', '=', licenseId);
+  if (changes.maxDevices != null) query = query.where('device_count', '<=', changes.maxDevices);
+  return query.returningAll().executeTakeFirst();
+}
+
 /** What verification needs, in one indexed read: the license, its seller's tier, and the device. */
 export function findForVerification(executor: Executor, key: string, hwuid: string | null) {
   return executor
@@ -143,6 +178,9 @@ export async function activateDevice(
       .updateTable('licenses')
       .set((eb) => ({ device_count: eb('device_count', '+', 1) }))
       .where('id', '=', licenseId)
+      // Still usable at the moment of binding: a suspension a moment earlier wins.
+      .where('status', '=', 'active')
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
       .where((eb) => eb.or([eb('max_devices', 'is', null), eb('device_count', '<', eb.ref('max_devices'))]))
       .returning('id')
       .executeTakeFirst();
@@ -194,23 +232,27 @@ export async function releaseDevice(executor: Db, licenseId: string, hwuid: stri
 
 /** Moves active licenses whose expiry has passed to expired, at most `limit` at a time. */
 export async function expireDue(executor: Executor, now: Date, limit: number) {
-  return executor
-    .updateTable('licenses')
-    .set({ status: 'expired', updated_at: now })
-    .where(
-      'id',
-      'in',
-      executor
-        .selectFrom('licenses')
-        .select('id')
-        .where('status', '=', 'active')
-        .where('expires_at', '<=', now)
-        .orderBy('expires_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .where('status', '=', 'active')
-    .returningAll()
-    .execute();
+  return (
+    executor
+      .updateTable('licenses')
+      .set({ status: 'expired', updated_at: now })
+      .where(
+        'id',
+        'in',
+        executor
+          .selectFrom('licenses')
+          .select('id')
+          .where('status', '=', 'active')
+          .where('expires_at', '<=', now)
+          .orderBy('expires_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .where('status', '=', 'active')
+      // Re-checked on the row as written: an expiry extended meanwhile keeps the license active.
+      .where('expires_at', '<=', now)
+      .returningAll()
+      .execute()
+  );
 }

@@ -251,10 +251,14 @@ describe('revoking tokens by jti', () => {
         ).n,
       );
     assert.equal(await count(), 1);
-    const { purgeDeniedTokens } = await import('../license-tokens/index.js');
-    await purgeDeniedTokens(server.db, clock.now());
+    const { denylist } = server.service.modules;
+    await denylist.purge();
     assert.equal(await count(), 1);
-    await purgeDeniedTokens(server.db, new Date((exp + 1) * 1000));
+    clock.set(new Date((exp + 10) * 1000));
+    await denylist.purge();
+    assert.equal(await count(), 1, 'kept while introspection still tolerates the expired token');
+    clock.set(new Date((exp + 31) * 1000));
+    await denylist.purge();
     assert.equal(await count(), 0);
   });
 

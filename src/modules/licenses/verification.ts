@@ -5,9 +5,8 @@ import { notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
 import {
-  denyToken,
-  isTokenDenied,
   parseJti,
+  type TokenDenylist,
   type TokenSigner,
   verificationTierOf,
 } from '../license-tokens/index.js';
@@ -21,6 +20,7 @@ export interface VerificationDeps {
   clock: Clock;
   log: Log;
   signer: TokenSigner | null;
+  denylist: TokenDenylist;
   jwksUri: string;
 }
 
@@ -39,7 +39,7 @@ export type Verification = ReturnType<typeof createVerification>;
  * validate an already bound device, and introspect or revoke the tokens handed out. Invalid
  * outcomes are answers (200, valid: false, a reason code), not errors.
  */
-export function createVerification({ db, clock, log, signer, jwksUri }: VerificationDeps) {
+export function createVerification({ db, clock, log, signer, denylist, jwksUri }: VerificationDeps) {
   const notFoundResult: VerificationResultType = {
     valid: false,
     code: 'license_not_found',
@@ -146,7 +146,7 @@ export function createVerification({ db, clock, log, signer, jwksUri }: Verifica
       const checked = signer ? await signer.check(token) : ({ ok: false, reason: 'invalid_token' } as const);
       if (!checked.ok) return { active: false, reason: checked.reason };
       const { claims } = checked;
-      if (await isTokenDenied(db, claims.jti)) return { active: false, reason: 'token_revoked' };
+      if (await denylist.isDenied(claims.jti)) return { active: false, reason: 'token_revoked' };
       const license = await store.findLicenseById(db, checked.licenseId);
       if (!license) return { active: false, reason: 'license_not_found' };
       const status = effectiveStatus(license.status, license.expires_at, clock.now());
@@ -183,7 +183,7 @@ export function createVerification({ db, clock, log, signer, jwksUri }: Verifica
       ) {
         throw notFound('Token');
       }
-      await denyToken(db, jti, license.id, parsed.expiresAt, clock.now());
+      if (!(await denylist.deny(jti, license.id, parsed.expiresAt))) throw notFound('Token');
       log.info({ licenseId: license.id }, 'license_token.revoked');
       return { jti, revoked: true as const, expiresAt: parsed.expiresAt.toISOString() };
     },

@@ -35,7 +35,7 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
   }
 
   /** Validates the product as it would be after the change, then the tier of what changes. */
-  async function prepare(
+  function prepare(
     principal: Principal,
     input: ProductInput,
     next: ProductState,
@@ -44,8 +44,37 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
     const state = { ...next, currency: next.currency.toUpperCase() };
     checkProductRules(state);
     checkTierGates(principal.tier, input, current);
-    if (state.appId !== current.appId) await apps.requireOwnedApp(principal, state.appId);
     return state;
+  }
+
+  /**
+   * Reads the product under a row lock, works out its next state and saves it, in one
+   * transaction: concurrent changes (a secret rotation among them) apply one after the other,
+   * and none is lost to a write made from a stale read.
+   */
+  async function change(
+    principal: Principal,
+    id: string,
+    input: ProductInput,
+    nextOf: (current: ProductState) => ProductState,
+  ) {
+    const owned = await requireOwnedProduct(principal, id);
+    // Checked before the transaction: the embedded database has one connection.
+    if (input.appId && input.appId !== owned.app_id) await apps.requireOwnedApp(principal, input.appId);
+    const row = await db.transaction().execute(async (trx) => {
+      const locked = await store.findProduct(trx, principal.userId, id, { forUpdate: true });
+      if (!locked) throw notFound('Product');
+      const current = stateOf(locked);
+      return store.saveProduct(
+        trx,
+        principal.userId,
+        id,
+        prepare(principal, input, nextOf(current), current),
+        clock.now(),
+      );
+    });
+    if (!row) throw notFound('Product');
+    return toProduct(row);
   }
 
   return {
@@ -57,7 +86,8 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
     ) {
       const appId = input.appId ?? apiKeyAppId(principal);
       if (!appId) throw invalidField('appId', 'is required: the app whose licenses this product sells');
-      const state = await prepare(
+      await apps.requireOwnedApp(principal, appId);
+      const state = prepare(
         principal,
         input,
         {
@@ -97,22 +127,19 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
       id: string,
       input: ProductInput & Pick<ProductState, 'name' | 'price' | 'currency'>,
     ) {
-      const current = stateOf(await requireOwnedProduct(principal, id));
-      const next: ProductState = {
+      return change(principal, id, input, (current) => ({
         ...PRODUCT_DEFAULTS,
         licenseEmails: [],
         ...input,
         // The app and the secret are kept unless given: neither has a meaningful default.
         appId: input.appId ?? current.appId,
         callbackSecret: input.callbackSecret ?? current.callbackSecret,
-      };
-      return save(principal, id, await prepare(principal, input, next, current));
+      }));
     },
 
     /** PATCH: only the fields given change. */
     async update(principal: Principal, id: string, input: ProductInput) {
-      const current = stateOf(await requireOwnedProduct(principal, id));
-      return save(principal, id, await prepare(principal, input, { ...current, ...input }, current));
+      return change(principal, id, input, (current) => ({ ...current, ...input }));
     },
 
     async rotateCallbackSecret(principal: Principal, id: string) {
@@ -147,12 +174,6 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
       log.info({ productId: id }, 'product.deleted');
     },
   };
-
-  async function save(principal: Principal, id: string, state: ProductState) {
-    const row = await store.saveProduct(db, principal.userId, id, state, clock.now());
-    if (!row) throw notFound('Product');
-    return toProduct(row);
-  }
 }
 
 function stateOf(row: ProductRow): ProductState {

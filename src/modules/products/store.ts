@@ -39,13 +39,18 @@ function toColumns(product: ProductState): ProductColumns {
   };
 }
 
-export function findProduct(executor: Executor, userId: string, id: string): Promise<ProductRow | undefined> {
-  return executor
+export function findProduct(
+  executor: Executor,
+  userId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ProductRow | undefined> {
+  const query = executor
     .selectFrom('products')
     .selectAll()
     .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+    .where('user_id', '=', userId);
+  return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export function insertProduct(

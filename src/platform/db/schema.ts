@@ -51,6 +51,7 @@ export interface EventsTable {
   app_id: string | null;
   data: ColumnType<Record<string, unknown>, string, string>;
   created_at: Timestamp;
+  dispatched_at: NullableTimestamp;
 }
 
 export type ProductType = 'license' | 'api_access' | 'subscription';
@@ -136,6 +137,56 @@ export interface RevokedTokensTable {
   revoked_at: Timestamp;
 }
 
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+export type DeliveryTrigger = 'auto' | 'manual' | 'test';
+
+export interface WebhookEndpointsTable {
+  id: string;
+  user_id: string;
+  app_id: string | null;
+  url: string;
+  events: string[];
+  secret: string;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  disabled_reason: string | null;
+  consecutive_failures: ColumnType<number, number | undefined, number>;
+  failing_since: NullableTimestamp;
+  last_success_at: NullableTimestamp;
+  last_failure_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_id: string | null;
+  event_type: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  event_time: Date;
+  trigger: DeliveryTrigger;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Date | null;
+  leased_until: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  attempt: number;
+  trigger: DeliveryTrigger;
+  status_code: number;
+  response_body: string;
+  success: boolean;
+  duration_ms: number;
+  error: string | null;
+  created_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -146,6 +197,9 @@ export interface Schema {
   license_devices: LicenseDevicesTable;
   signing_keys: SigningKeysTable;
   revoked_tokens: RevokedTokensTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -155,3 +209,6 @@ export type ProductRow = Selectable<ProductsTable>;
 export type NewProductRow = Insertable<ProductsTable>;
 export type LicenseRow = Selectable<LicensesTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

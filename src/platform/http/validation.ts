@@ -85,6 +85,7 @@ export function findNulCharacter(value: unknown, path: string): string | null {
   if (typeof value === 'string') return value.includes('\u0000') ? path : null;
   if (value === null || typeof value !== 'object') return null;
   for (const [key, child] of Object.entries(value)) {
+    if (key.includes('\u0000')) return path || 'body';
     const found = findNulCharacter(child, path ? `${path}.${key}` : key);
     if (found !== null) return found;
   }

@@ -1,0 +1,108 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Log } from '../../platform/log.js';
+import { envelopeOf } from './envelope.js';
+import { nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
+import type { Sender } from './sender.js';
+import * as store from './store.js';
+
+/** Longer than the 5 s a receiver gets, so a lease only runs out when its worker is gone. */
+export const LEASE_MS = 30_000;
+const CLAIM_BATCH = 50;
+const FAN_OUT_BATCH = 200;
+/** Endpoints answering nothing but failures for this long are disabled. */
+export const SUSTAINED_FAILURE_MS = 5 * 24 * 60 * 60_000;
+
+export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
+
+/**
+ * One pass of the delivery engine, run by every node on a short interval: turn new events into
+ * deliveries, then send what is due. Deliveries of one endpoint go one at a time; endpoints
+ * are served side by side, so a slow receiver holds up only itself.
+ */
+export function createDeliveryWorker({
+  db,
+  clock,
+  log,
+  sender,
+}: {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  sender: Sender;
+}) {
+  async function deliver(delivery: store.ClaimedDelivery): Promise<void> {
+    const result = await sender.send(delivery.url, delivery.secret, envelopeOf(delivery, delivery.secret));
+    const at = clock.now();
+    const delay = result.success
+      ? null
+      : nextAttemptDelay(delivery.attempts, {
+          statusCode: result.statusCode,
+          timedOut: result.timedOut,
+          retryAfterMs: parseRetryAfter(result.retryAfter, at),
+        });
+    const status = result.success ? 'succeeded' : delay === null ? 'failed' : 'pending';
+    const endpoint = await store.recordAttempt(
+      db,
+      {
+        deliveryId: delivery.id,
+        endpointId: delivery.endpoint_id,
+        attempt: delivery.attempts,
+        trigger: delivery.trigger === 'auto' ? 'auto' : 'manual',
+        statusCode: result.statusCode,
+        responseBody: result.responseBody,
+        success: result.success,
+        durationMs: result.durationMs,
+        error: result.error,
+        at,
+      },
+      {
+        status,
+        retryAt: delay === null ? null : new Date(at.getTime() + delay),
+        leasedUntil: delivery.leased_until,
+      },
+    );
+    log.info(
+      {
+        deliveryId: delivery.id,
+        endpointId: delivery.endpoint_id,
+        attempt: delivery.attempts,
+        statusCode: result.statusCode,
+        status,
+      },
+      'webhook.delivery.attempted',
+    );
+    if (!endpoint || result.success) return;
+    if (result.statusCode === 410) {
+      await store.setEndpointEnabled(db, endpoint.id, false, 'the receiver answered 410 Gone', at);
+      log.warn({ endpointId: endpoint.id }, 'webhook.endpoint.disabled');
+    } else if (
+      endpoint.failing_since &&
+      at.getTime() - endpoint.failing_since.getTime() >= SUSTAINED_FAILURE_MS
+    ) {
+      await store.setEndpointEnabled(db, endpoint.id, false, 'every delivery failed for 5 days', at);
+      log.warn({ endpointId: endpoint.id }, 'webhook.endpoint.disabled');
+    }
+  }
+
+  return {
+    /** Runs until nothing is left to do now; returns how many attempts were made. */
+    async runOnce(): Promise<number> {
+      while ((await store.fanOutEvents(db, clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH) {}
+      let attempts = 0;
+      for (;;) {
+        const claimed = await store.claimDue(db, clock.now(), LEASE_MS, CLAIM_BATCH);
+        if (claimed.length === 0) return attempts;
+        const byEndpoint = new Map<string, store.ClaimedDelivery[]>();
+        for (const delivery of claimed)
+          byEndpoint.set(delivery.endpoint_id, [...(byEndpoint.get(delivery.endpoint_id) ?? []), delivery]);
+        await Promise.all(
+          [...byEndpoint.values()].map(async (queue) => {
+            for (const delivery of queue) await deliver(delivery);
+          }),
+        );
+        attempts += claimed.length;
+      }
+    },
+  };
+}

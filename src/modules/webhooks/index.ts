@@ -1,0 +1,6 @@
+export { createDeliveryWorker, type DeliveryWorker } from './delivery-worker.js';
+export { registerWebhookRoutes } from './routes.js';
+export { createSender, type Sender } from './sender.js';
+export { createWebhookService, type WebhookService } from './service.js';
+export { purgeAttempts } from './store.js';
+export { verifyBodySignature } from './webhook-signature.js';

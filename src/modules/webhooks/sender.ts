@@ -1,0 +1,109 @@
+import { Agent, request } from 'undici';
+import { guardedLookup, refuseUrl, type TargetPolicy } from './target-guard.js';
+import { bodySignature, standardSignature } from './webhook-signature.js';
+
+/** The receiver has this long for the whole exchange (connect, send, answer, body). */
+export const DELIVERY_TIMEOUT_MS = 5_000;
+/** How much of a receiver's answer is read and logged. */
+export const RESPONSE_BODY_LIMIT = 4_096;
+
+export interface SendResult {
+  /** 0 when no HTTP answer came. */
+  statusCode: number;
+  success: boolean;
+  responseBody: string;
+  durationMs: number;
+  timedOut: boolean;
+  retryAfter: string | null;
+  error: string | null;
+}
+
+export interface OutgoingEvent {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  /** The envelope timestamp (ISO 8601). */
+  timestamp: string;
+  /** The envelope signature field. */
+  signature: string;
+}
+
+export type Sender = ReturnType<typeof createSender>;
+
+export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
+  // Every connection resolves its host through the guard; redirects are never followed.
+  const agent = new Agent({ connect: { lookup: guardedLookup(policy) as never }, connections: 20 });
+
+  return {
+    async send(url: string, secret: string, event: OutgoingEvent): Promise<SendResult> {
+      const body = JSON.stringify(event);
+      const sentAt = Math.floor(clock.now().getTime() / 1000);
+      const started = performance.now();
+      const signal = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
+      const elapsed = () => Math.round(performance.now() - started);
+      // IP literals and local names never reach the lookup below, so they are checked here.
+      const refused = refuseUrl(url, policy);
+      if (refused) {
+        return {
+          statusCode: 0,
+          success: false,
+          responseBody: '',
+          durationMs: 0,
+          timedOut: false,
+          retryAfter: null,
+          error: `target refused: non-public address (${refused})`,
+        };
+      }
+      try {
+        const res = await request(url, {
+          method: 'POST',
+          dispatcher: agent,
+          signal,
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'licensing-webhooks/1',
+            'x-webhook-id': event.id,
+            'x-webhook-signature': bodySignature(secret, body),
+            'x-webhook-timestamp': String(sentAt),
+            'webhook-id': event.id,
+            'webhook-timestamp': String(sentAt),
+            'webhook-signature': standardSignature(secret, event.id, sentAt, body),
+          },
+          body,
+        });
+        let text = '';
+        for await (const chunk of res.body) {
+          text += chunk.toString();
+          if (text.length >= RESPONSE_BODY_LIMIT) break;
+        }
+        res.body.destroy();
+        const retryAfter = res.headers['retry-after'];
+        return {
+          statusCode: res.statusCode,
+          success: res.statusCode >= 200 && res.statusCode < 300,
+          responseBody: text.slice(0, RESPONSE_BODY_LIMIT),
+          durationMs: elapsed(),
+          timedOut: false,
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+          error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirects are not followed' : null,
+        };
+      } catch (error) {
+        const timedOut = signal.aborted;
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        const code = (error as { code?: string }).code ?? cause?.code;
+        return {
+          statusCode: 0,
+          success: false,
+          responseBody: '',
+          durationMs: elapsed(),
+          timedOut,
+          retryAfter: null,
+          error: timedOut
+            ? `no complete answer within ${DELIVERY_TIMEOUT_MS} ms`
+            : `${code ?? 'network error'}: ${cause?.message ?? (error as Error).message}`,
+        };
+      }
+    },
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,405 @@
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { DeliveryTrigger, WebhookDeliveryRow, WebhookEndpointRow } from '../../platform/db/schema.js';
+import { newId } from '../../platform/ids.js';
+
+export interface PageByNumber {
+  page: number;
+  limit: number;
+}
+
+// Endpoints ---------------------------------------------------------------------------------
+
+export function insertEndpoint(
+  executor: Executor,
+  endpoint: {
+    userId: string;
+    appId: string | null;
+    url: string;
+    events: string[];
+    secret: string;
+    now: Date;
+  },
+): Promise<WebhookEndpointRow> {
+  return executor
+    .insertInto('webhook_endpoints')
+    .values({
+      id: newId(),
+      user_id: endpoint.userId,
+      app_id: endpoint.appId,
+      url: endpoint.url,
+      events: endpoint.events,
+      secret: endpoint.secret,
+      created_at: endpoint.now,
+      updated_at: endpoint.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findEndpoint(executor: Executor, userId: string, id: string) {
+  return executor
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function listEndpoints(
+  executor: Executor,
+  userId: string,
+  onlyAppId: string | null,
+  page: PageByNumber,
+) {
+  let query = executor.selectFrom('webhook_endpoints').where('user_id', '=', userId);
+  if (onlyAppId) query = query.where('app_id', '=', onlyAppId);
+  const [rows, total] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(page.limit)
+      .offset((page.page - 1) * page.limit)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.total) };
+}
+
+export function updateEndpoint(
+  executor: Executor,
+  id: string,
+  changes: { url?: string; events?: string[]; secret?: string; now: Date },
+): Promise<WebhookEndpointRow | undefined> {
+  return executor
+    .updateTable('webhook_endpoints')
+    .set({
+      ...(changes.url !== undefined ? { url: changes.url } : {}),
+      ...(changes.events !== undefined ? { events: changes.events } : {}),
+      ...(changes.secret !== undefined ? { secret: changes.secret } : {}),
+      updated_at: changes.now,
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Enables (clearing the failure record) or disables an endpoint; disabling cancels what is pending. */
+export async function setEndpointEnabled(
+  db: Db,
+  id: string,
+  enabled: boolean,
+  reason: string | null,
+  now: Date,
+) {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('webhook_endpoints')
+      .set(
+        enabled
+          ? { enabled, disabled_reason: null, consecutive_failures: 0, failing_since: null, updated_at: now }
+          : { enabled, disabled_reason: reason, updated_at: now },
+      )
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!enabled) {
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'canceled', next_attempt_at: null, leased_until: null, updated_at: now })
+        .where('endpoint_id', '=', id)
+        .where('status', '=', 'pending')
+        .execute();
+    }
+    return row;
+  });
+}
+
+export async function deleteEndpoint(executor: Executor, userId: string, id: string): Promise<boolean> {
+  const row = await executor
+    .deleteFrom('webhook_endpoints')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+// Fan-out -----------------------------------------------------------------------------------
+
+/**
+ * Turns up to `limit` undelivered events into deliveries for the endpoints subscribed to them,
+ * and marks the events dispatched, in one transaction. SKIP LOCKED lets several nodes share the
+ * work without handing out an event twice. Returns how many events were handled.
+ */
+export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const events = await trx
+      .selectFrom('events')
+      .select(['id', 'type', 'user_id', 'app_id', 'data', 'created_at'])
+      .where('dispatched_at', 'is', null)
+      .orderBy('seq')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    if (events.length === 0) return 0;
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints as w')
+      .innerJoin('users as u', 'u.id', 'w.user_id')
+      .select(['w.id', 'w.user_id', 'w.app_id', 'w.events', 'w.created_at', 'u.role'])
+      .where('w.enabled', '=', true)
+      .where('u.deleted_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          eb('w.user_id', 'in', [
+            ...new Set(events.map((e) => e.user_id).filter((id): id is string => id !== null)),
+          ]),
+          eb('u.role', '=', 'ADMIN'),
+        ]),
+      )
+      .execute();
+    const deliveries = events.flatMap((event) =>
+      endpoints
+        .filter((endpoint) => endpoint.events.includes(event.type) && receives(endpoint, event))
+        .map((endpoint) => ({
+          id: newId(),
+          endpoint_id: endpoint.id,
+          event_id: event.id,
+          event_type: event.type,
+          payload: JSON.stringify(event.data),
+          event_time: event.created_at,
+          trigger: 'auto' as const,
+          next_attempt_at: now,
+          created_at: now,
+          updated_at: now,
+        })),
+    );
+    if (deliveries.length > 0) await trx.insertInto('webhook_deliveries').values(deliveries).execute();
+    await trx
+      .updateTable('events')
+      .set({ dispatched_at: now })
+      .where(
+        'id',
+        'in',
+        events.map((e) => e.id),
+      )
+      .execute();
+    return events.length;
+  });
+}
+
+/**
+ * A seller's endpoint gets its own events (of its app, when bound to one); admins' get platform
+ * events. Only events from the endpoint's creation on: a subscription does not reach back.
+ */
+function receives(
+  endpoint: { user_id: string; app_id: string | null; role: string; created_at: Date },
+  event: { type: string; user_id: string | null; app_id: string | null; created_at: Date },
+): boolean {
+  if (event.created_at < endpoint.created_at) return false;
+  if (event.type === 'user.registered')
+    return endpoint.role === 'ADMIN' || endpoint.user_id === event.user_id;
+  if (endpoint.user_id !== event.user_id) return false;
+  return endpoint.app_id === null || endpoint.app_id === event.app_id;
+}
+
+// Attempts ----------------------------------------------------------------------------------
+
+export type ClaimedDelivery = WebhookDeliveryRow & { url: string; secret: string };
+
+/**
+ * Leases up to `limit` due deliveries of enabled endpoints to this worker and counts the
+ * attempt. The lease outlives the request timeout; a worker that dies leaves it to run out,
+ * and the delivery is taken again with the same event id.
+ */
+export async function claimDue(
+  db: Db,
+  now: Date,
+  leaseMs: number,
+  limit: number,
+): Promise<ClaimedDelivery[]> {
+  const leasedUntil = new Date(now.getTime() + leaseMs);
+  const claimed = await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ leased_until: leasedUntil, attempts: eb('attempts', '+', 1), updated_at: now }))
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+        .select('d.id')
+        .where('d.status', '=', 'pending')
+        .where('d.next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('d.leased_until', 'is', null), eb('d.leased_until', '<=', now)]))
+        .where('w.enabled', '=', true)
+        .orderBy('d.next_attempt_at')
+        .limit(limit)
+        .forUpdate('d')
+        .skipLocked(),
+    )
+    .returningAll()
+    .execute();
+  if (claimed.length === 0) return [];
+  const endpoints = await db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'url', 'secret'])
+    .where('id', 'in', [...new Set(claimed.map((d) => d.endpoint_id))])
+    .execute();
+  const byId = new Map(endpoints.map((e) => [e.id, e]));
+  return claimed.flatMap((delivery) => {
+    const endpoint = byId.get(delivery.endpoint_id);
+    return endpoint ? [{ ...delivery, url: endpoint.url, secret: endpoint.secret }] : [];
+  });
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  endpointId: string;
+  attempt: number;
+  trigger: DeliveryTrigger;
+  statusCode: number;
+  responseBody: string;
+  success: boolean;
+  durationMs: number;
+  error: string | null;
+  at: Date;
+}
+
+/**
+ * Logs an attempt and settles its delivery (succeeded, failed, or pending again at `retryAt`),
+ * and keeps the endpoint's health record. A delivery whose lease this worker lost (it ran out
+ * and another worker took over) is left alone.
+ */
+export async function recordAttempt(
+  db: Db,
+  record: AttemptRecord,
+  next: { status: 'succeeded' | 'failed' | 'pending'; retryAt: Date | null; leasedUntil: Date | null },
+) {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('webhook_attempts')
+      .values({
+        id: newId(),
+        delivery_id: record.deliveryId,
+        endpoint_id: record.endpointId,
+        attempt: record.attempt,
+        trigger: record.trigger,
+        status_code: record.statusCode,
+        response_body: record.responseBody,
+        success: record.success,
+        duration_ms: record.durationMs,
+        error: record.error,
+        created_at: record.at,
+      })
+      .execute();
+    let settle = trx
+      .updateTable('webhook_deliveries')
+      .set({ status: next.status, next_attempt_at: next.retryAt, leased_until: null, updated_at: record.at })
+      .where('id', '=', record.deliveryId);
+    if (next.leasedUntil) settle = settle.where('leased_until', '=', next.leasedUntil);
+    await settle.execute();
+    return trx
+      .updateTable('webhook_endpoints')
+      .set(
+        record.success
+          ? { consecutive_failures: 0, failing_since: null, last_success_at: record.at }
+          : (eb) => ({
+              consecutive_failures: eb('consecutive_failures', '+', 1),
+              failing_since: eb.fn.coalesce('failing_since', eb.val(record.at)),
+              last_failure_at: record.at,
+            }),
+      )
+      .where('id', '=', record.endpointId)
+      .returningAll()
+      .executeTakeFirst();
+  });
+}
+
+export function insertDelivery(
+  executor: Executor,
+  delivery: {
+    endpointId: string;
+    eventType: string;
+    payload: Record<string, unknown>;
+    eventTime: Date;
+    trigger: DeliveryTrigger;
+    now: Date;
+  },
+): Promise<WebhookDeliveryRow> {
+  return executor
+    .insertInto('webhook_deliveries')
+    .values({
+      id: newId(),
+      endpoint_id: delivery.endpointId,
+      event_id: null,
+      event_type: delivery.eventType,
+      payload: JSON.stringify(delivery.payload),
+      event_time: delivery.eventTime,
+      trigger: delivery.trigger,
+      attempts: 1,
+      next_attempt_at: null,
+      created_at: delivery.now,
+      updated_at: delivery.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findDelivery(executor: Executor, endpointId: string, deliveryId: string) {
+  return executor
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', deliveryId)
+    .where('endpoint_id', '=', endpointId)
+    .executeTakeFirst();
+}
+
+export async function bumpAttempts(executor: Executor, deliveryId: string): Promise<number> {
+  const row = await executor
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('id', '=', deliveryId)
+    .returning('attempts')
+    .executeTakeFirstOrThrow();
+  return row.attempts;
+}
+
+export async function listAttempts(executor: Executor, endpointId: string, page: PageByNumber) {
+  const query = executor.selectFrom('webhook_attempts as a').where('a.endpoint_id', '=', endpointId);
+  const [rows, total] = await Promise.all([
+    query
+      .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+      .select([
+        'a.id',
+        'a.delivery_id',
+        'd.event_id',
+        'd.event_type',
+        'a.attempt',
+        'a.trigger',
+        'a.status_code',
+        'a.response_body',
+        'a.success',
+        'a.duration_ms',
+        'a.error',
+        'a.created_at',
+      ])
+      .orderBy('a.created_at', 'desc')
+      .orderBy('a.id', 'desc')
+      .limit(page.limit)
+      .offset((page.page - 1) * page.limit)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.total) };
+}
+
+export async function purgeAttempts(executor: Executor, before: Date): Promise<number> {
+  const rows = await executor
+    .deleteFrom('webhook_attempts')
+    .where('created_at', '<', before)
+    .returning('id')
+    .execute();
+  return rows.length;
+}
