@@ -3,8 +3,16 @@ import { createPrivateKey } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader, SignJWT } from 'jose';
 import { startTestServer, type TestServer, uniqueSuffix } from '../../../src/testing/harness.js';
+import { startReceiver } from '../../../src/testing/receiver.js';
 import { type TestClock, testClock } from '../../../src/testing/test-clock.js';
-import { LicenseTokenError, LicenseTokenVerifier, LicensingApiError, LicensingClient } from './index.js';
+import {
+  LicenseTokenError,
+  LicenseTokenVerifier,
+  LicensingApiError,
+  LicensingClient,
+  verifyWebhook,
+  WebhookVerificationError,
+} from './index.js';
 
 /** The SDK against the real service: every call here crosses HTTP to a running server. */
 let server: TestServer;
@@ -75,6 +83,7 @@ describe('verification from client software', () => {
     });
     const client = new LicensingClient({ baseUrl: origin() });
     const result = await client.verify({ key: license.key, hwuid: 'laptop', appId });
+    assert.equal(result.appId, appId);
     assert.equal(result.valid, true);
     // Built from PUBLIC_BASE_URL (the test server listens on a port chosen at start).
     assert.equal(result.license_jwks_uri, `${server.config.apiBaseUrl}/licenses/jwks`);
@@ -102,7 +111,7 @@ describe('verification from client software', () => {
   test('refuses a token for another app, one that is not a license token, and an expired one', async () => {
     const license = await seller.licenses.issue(appId);
     const client = new LicensingClient({ baseUrl: origin() });
-    const token = (await client.verify({ key: license.key })).license_token as string;
+    const token = (await client.verify({ key: license.key, appId })).license_token as string;
     const wrongApp = new LicenseTokenVerifier({
       jwksUri: client.jwksUri,
       appId: '00000000-0000-7000-8000-000000000000',
@@ -155,12 +164,12 @@ describe('verification from client software', () => {
       refetchCooldownMs: 0,
       now: () => clock.now(),
     });
-    const oldToken = (await client.verify({ key: license.key })).license_token as string;
+    const oldToken = (await client.verify({ key: license.key, appId })).license_token as string;
     await verifier.verify(oldToken); // caches the current key set
 
     const { kid } = await server.service.modules.keyRing.rotate();
-    clock.advance(61_000);
-    const newToken = (await client.verify({ key: license.key })).license_token as string;
+    clock.advance(121_000);
+    const newToken = (await client.verify({ key: license.key, appId })).license_token as string;
     assert.equal(decodeProtectedHeader(newToken).kid, kid);
     assert.equal(
       (await verifier.verify(newToken)).sub,
@@ -168,5 +177,71 @@ describe('verification from client software', () => {
       'the unknown kid made it fetch the set again',
     );
     assert.equal((await verifier.verify(oldToken)).sub, license.id, 'old tokens verify until they expire');
+  });
+});
+
+describe('receiving webhooks', () => {
+  test('verifyWebhook accepts a real delivery and refuses a tampered or replayed one', async () => {
+    const receiver = await startReceiver();
+    try {
+      const webhook = await seller.request<{ id: string; secret: string }>('POST', '/webhooks', {
+        url: `${receiver.url}/sdk`,
+        events: ['license.created'],
+      });
+      await seller.licenses.issue(appId);
+      await server.service.modules.deliveryWorker.runOnce();
+      const [delivery] = await receiver.waitFor(1);
+      assert.ok(delivery);
+      const headers = {
+        signature: String(delivery.headers['x-webhook-signature']),
+        timestamp: String(delivery.headers['x-webhook-timestamp']),
+      };
+      const now = new Date(Number(headers.timestamp) * 1000);
+      const envelope = verifyWebhook({ secret: webhook.secret, body: delivery.body, ...headers, now });
+      assert.equal(envelope.type, 'license.created');
+      const bare = headers.signature.replace(/^sha256=/, '');
+      assert.equal(
+        verifyWebhook({
+          secret: webhook.secret,
+          body: delivery.body,
+          signature: bare,
+          timestamp: headers.timestamp,
+          now,
+        }).id,
+        envelope.id,
+      );
+
+      const refuse = (input: Parameters<typeof verifyWebhook>[0], code: string) =>
+        assert.throws(
+          () => verifyWebhook(input),
+          (e: unknown) => e instanceof WebhookVerificationError && e.code === code,
+        );
+      refuse(
+        {
+          secret: webhook.secret,
+          body: delivery.body.replace('license.created', 'license.revoked'),
+          ...headers,
+          now,
+        },
+        'bad_signature',
+      );
+      refuse({ secret: 'whsec_other', body: delivery.body, ...headers, now }, 'bad_signature');
+      refuse(
+        { secret: webhook.secret, body: delivery.body, ...headers, now: new Date(now.getTime() + 3_600_000) },
+        'stale_timestamp',
+      );
+      refuse(
+        {
+          secret: webhook.secret,
+          body: delivery.body,
+          signature: undefined,
+          timestamp: headers.timestamp,
+          now,
+        },
+        'malformed',
+      );
+    } finally {
+      await receiver.close();
+    }
   });
 });

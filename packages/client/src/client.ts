@@ -53,7 +53,18 @@ export class LicensingClient {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    const parsed = text ? JSON.parse(text) : undefined;
+    let parsed: { error?: { code?: string; message?: string; requestId?: string; details?: [] } } | undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not our answer (a proxy's error page, say): report it as such.
+      throw new LicensingApiError(
+        res.status,
+        'unexpected_response',
+        `HTTP ${res.status}: ${text.slice(0, 200)}`,
+        undefined,
+      );
+    }
     if (!res.ok) {
       const error = parsed?.error ?? {};
       throw new LicensingApiError(
@@ -67,10 +78,11 @@ export class LicensingClient {
     return parsed as T;
   }
 
-  // Client software: public routes.
-  verify = (input: { key: string; hwuid?: string; appId?: string }) =>
+  // Client software: public routes. The app id is required here: without it, a key issued for
+  // any other app on the service would verify too.
+  verify = (input: { key: string; hwuid?: string; appId: string }) =>
     this.request<VerificationResult>('POST', '/licenses/verify', input);
-  validateHardware = (input: { key: string; hwuid: string; appId?: string }) =>
+  validateHardware = (input: { key: string; hwuid: string; appId: string }) =>
     this.request<VerificationResult>('POST', '/licenses/validate-hardware', input);
   introspect = (licenseToken: string) =>
     this.request<Introspection>('POST', '/licenses/introspect', { license_token: licenseToken });

@@ -5,8 +5,8 @@ import type { LicenseTokenClaims } from './types.js';
 export interface LicenseTokenVerifierOptions {
   /** The key set address: `license_jwks_uri` from a verification, or `{base_url}/licenses/jwks`. */
   jwksUri: string;
-  /** Your app id; a token whose aud differs is refused. */
-  appId?: string;
+  /** Your app id: a token issued for another app (or for none) is refused. */
+  appId: string;
   /** Expected iss; by default the service address the key set came from is not checked. */
   issuer?: string;
   /** Allowed clock difference (default 30 s). */
@@ -39,6 +39,7 @@ export class LicenseTokenVerifier {
     try {
       ({ payload } = await jwtVerify(token, this.keySet, {
         algorithms: ['RS256'],
+        audience: this.options.appId,
         clockTolerance: this.options.clockToleranceSeconds ?? 30,
         ...(this.options.issuer ? { issuer: this.options.issuer } : {}),
         ...(this.options.now ? { currentDate: this.options.now() } : {}),
@@ -47,6 +48,9 @@ export class LicenseTokenVerifier {
     } catch (error) {
       if (error instanceof errors.JWTExpired)
         throw new LicenseTokenError('token_expired', 'The license token has expired');
+      if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'aud') {
+        throw new LicenseTokenError('wrong_audience', 'The license token was issued for another app');
+      }
       if (
         error instanceof errors.JWSSignatureVerificationFailed ||
         error instanceof errors.JWKSNoMatchingKey
@@ -63,9 +67,6 @@ export class LicenseTokenVerifier {
     }
     if (payload.token_use !== 'service_license_v1') {
       throw new LicenseTokenError('wrong_token_use', 'Not a license token (token_use)');
-    }
-    if (this.options.appId !== undefined && payload.aud !== undefined && payload.aud !== this.options.appId) {
-      throw new LicenseTokenError('wrong_audience', 'The license token was issued for another app');
     }
     return payload as unknown as LicenseTokenClaims;
   }

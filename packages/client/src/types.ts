@@ -2,6 +2,8 @@
 
 export interface VerificationResult {
   valid: boolean;
+  /** The app the key belongs to; null for an unknown key. */
+  appId: string | null;
   code?:
     | 'license_not_found'
     | 'license_expired'

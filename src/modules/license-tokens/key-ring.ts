@@ -15,8 +15,14 @@ import { MAX_TOKEN_LIFETIME_SECONDS } from './token-lifetime.js';
 
 /** How long a node trusts its in-memory copy of the keys before reading them again. */
 export const KEY_CACHE_MS = 30_000;
-/** A rotated key is published this long before it signs, so every node's cache has it first. */
-export const ACTIVATION_DELAY_MS = 2 * KEY_CACHE_MS;
+/** How long clients and HTTP caches may keep the key set (its Cache-Control max-age). */
+export const JWKS_MAX_AGE_SECONDS = 60;
+/**
+ * A rotated key is published this long before it signs: longer than any node's key cache and
+ * any cached copy of the key set, so whoever sees a token with the new kid can fetch a set
+ * that has it.
+ */
+export const ACTIVATION_DELAY_MS = JWKS_MAX_AGE_SECONDS * 1000 + KEY_CACHE_MS + 30_000;
 const CLOCK_LEEWAY_MS = 5 * 60_000;
 
 /** What the key set publishes for each key. */

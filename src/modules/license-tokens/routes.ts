@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
-import type { KeyRing } from './key-ring.js';
+import { JWKS_MAX_AGE_SECONDS, type KeyRing } from './key-ring.js';
 
 const Jwk = Type.Object({
   kty: Type.String(),
@@ -10,9 +10,6 @@ const Jwk = Type.Object({
   alg: Type.String(),
   use: Type.String(),
 });
-
-/** How long clients may cache the key set; they re-fetch at once on an unknown kid. */
-const JWKS_MAX_AGE_SECONDS = 300;
 
 export function registerKeySetRoutes(app: HttpApp, keys: KeyRing): void {
   app.get('/licenses/jwks', {

@@ -392,3 +392,70 @@ describe('verification', () => {
     assert.equal(row.deviceCount, 1);
   });
 });
+
+describe('odd input and races', () => {
+  test('dates that are not real instants between 1970 and 9999 answer 400, never 500', async () => {
+    const seller = await sellerWithApp();
+    const license = await issue(seller);
+    for (const expiresAt of ['2099-12-31T23:59:60Z', '0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z']) {
+      const error = assertError(
+        await server.api.patch(
+          `/apps/${seller.appId}/licenses/${license.id}`,
+          { expiresAt },
+          { token: seller.token },
+        ),
+        400,
+        'validation_failed',
+      );
+      assert.equal(error.details?.[0]?.field, 'expiresAt', expiresAt);
+    }
+    assertError(
+      await server.api.post(
+        `/apps/${seller.appId}/licenses`,
+        { expiresAt: '2099-12-31T23:59:60Z' },
+        { token: seller.token },
+      ),
+      400,
+      'validation_failed',
+    );
+    assertError(
+      await server.api.post(
+        `/apps/${seller.appId}/licenses`,
+        { metadata: { 'a\u0000b': 1 } },
+        { token: seller.token },
+      ),
+      400,
+      'validation_failed',
+    );
+  });
+
+  test('a revoke racing an expiry extension leaves the license revoked', async () => {
+    const seller = await sellerWithApp();
+    for (let i = 0; i < 5; i++) {
+      const license = await issue(seller);
+      const path = `/apps/${seller.appId}/licenses/${license.id}`;
+      await Promise.all([
+        server.api.post(`${path}/revoke`, undefined, { token: seller.token }),
+        server.api.patch(path, { expiresAt: FUTURE }, { token: seller.token }),
+      ]);
+      assert.equal((await server.api.get(path, { token: seller.token })).body.status, 'revoked');
+    }
+  });
+
+  test('lowering the device limit while devices activate never leaves more devices than the limit', async () => {
+    const seller = await sellerWithApp();
+    const license = await issue(seller, { maxDevices: 10 });
+    const path = `/apps/${seller.appId}/licenses/${license.id}`;
+    await Promise.all([
+      ...Array.from({ length: 8 }, (_, i) =>
+        server.api.post('/licenses/verify', { key: license.key, hwuid: `d${i}` }),
+      ),
+      server.api.patch(path, { maxDevices: 3 }, { token: seller.token }),
+    ]);
+    const after = (await server.api.get(path, { token: seller.token })).body;
+    assert.ok(
+      after.deviceCount <= after.maxDevices,
+      `${after.deviceCount} devices, limit ${after.maxDevices}`,
+    );
+  });
+});

@@ -120,6 +120,8 @@ export type VerifyCode = (typeof VERIFY_CODES)[number];
 
 export const VerificationResult = Type.Object({
   valid: Type.Boolean(),
+  /** The app the key belongs to (null when unknown), so a client can refuse another app's key. */
+  appId: Nullable(Uuid),
   code: Type.Optional(Type.Enum(VERIFY_CODES)),
   status: Type.String(),
   expiresAt: Nullable(Type.String()),

@@ -87,7 +87,7 @@ export function createLicenseService({ db, clock, log, apps, products }: License
           throw invalidField('productId', 'must be one of this app’s products');
       }
       const now = clock.now();
-      const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
+      const expiresAt = input.expiresAt ? timestamp(input.expiresAt, 'expiresAt') : null;
       if (expiresAt && expiresAt.getTime() <= now.getTime())
         throw invalidField('expiresAt', 'must be in the future');
       const row = await db.transaction().execute(async (trx) => {

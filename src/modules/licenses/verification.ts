@@ -42,6 +42,7 @@ export type Verification = ReturnType<typeof createVerification>;
 export function createVerification({ db, clock, log, signer, denylist, jwksUri }: VerificationDeps) {
   const notFoundResult: VerificationResultType = {
     valid: false,
+    appId: null,
     code: 'license_not_found',
     status: 'NOT_FOUND',
     expiresAt: null,
@@ -70,6 +71,7 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri }
       (status === 'active' ? undefined : REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS]);
     const result: VerificationResultType = {
       valid: code === undefined,
+      appId: found.app_id,
       ...(code ? { code } : {}),
       status: clientStatus(status),
       expiresAt: found.expires_at ? found.expires_at.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,

@@ -504,6 +504,20 @@ describe('callback secret', () => {
     assert.equal(Number(rows[0]?.n), 0);
   });
 
+  test('a rotation racing a PATCH is never undone', async () => {
+    const seller = await sellerWithApp();
+    for (let i = 0; i < 5; i++) {
+      const product = await createProduct(seller);
+      const [rotated] = await Promise.all([
+        server.api.post(`/products/${product.id}/rotate-callback-secret`, undefined, { token: seller.token }),
+        server.api.patch(`/products/${product.id}`, { description: `edit ${i}` }, { token: seller.token }),
+      ]);
+      const got = (await server.api.get(`/products/${product.id}`, { token: seller.token })).expect(200).body;
+      assert.equal(got.callbackSecret, rotated.expect(200).body.callbackSecret);
+      assert.equal(got.description, `edit ${i}`);
+    }
+  });
+
   test('appears in the product’s own responses and never in logs', async () => {
     const seller = await sellerWithApp();
     const product = await createProduct(seller);
