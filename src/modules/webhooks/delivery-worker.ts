@@ -9,6 +9,8 @@ import * as store from './store.js';
 /** Longer than the 5 s a receiver gets, so a lease only runs out when its worker is gone. */
 export const LEASE_MS = 30_000;
 const CLAIM_BATCH = 50;
+/** Deliveries in flight to one endpoint at a time; a slow receiver holds up only itself. */
+export const PER_ENDPOINT_CONCURRENCY = 4;
 const FAN_OUT_BATCH = 200;
 /** Endpoints answering nothing but failures for this long are disabled. */
 export const SUSTAINED_FAILURE_MS = 5 * 24 * 60 * 60_000;
@@ -17,8 +19,8 @@ export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
 
 /**
  * One pass of the delivery engine, run by every node on a short interval: turn new events into
- * deliveries, then send what is due. Deliveries of one endpoint go one at a time; endpoints
- * are served side by side, so a slow receiver holds up only itself.
+ * deliveries, then send what is due. At most PER_ENDPOINT_CONCURRENCY deliveries go to one
+ * endpoint at once; endpoints are served side by side.
  */
 export function createDeliveryWorker({
   db,
@@ -96,13 +98,18 @@ export function createDeliveryWorker({
         const byEndpoint = new Map<string, store.ClaimedDelivery[]>();
         for (const delivery of claimed)
           byEndpoint.set(delivery.endpoint_id, [...(byEndpoint.get(delivery.endpoint_id) ?? []), delivery]);
-        await Promise.all(
-          [...byEndpoint.values()].map(async (queue) => {
-            for (const delivery of queue) await deliver(delivery);
-          }),
-        );
+        await Promise.all([...byEndpoint.values()].map((queue) => drain(queue, PER_ENDPOINT_CONCURRENCY, deliver)));
         attempts += claimed.length;
       }
     },
   };
+}
+
+/** Runs `work` over `items` with at most `limit` running at once. */
+async function drain<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
