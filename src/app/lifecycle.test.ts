@@ -9,9 +9,13 @@ import pg from 'pg';
 import { readMigrations } from '../platform/db/migrate.js';
 import { killAll, runCli, serve } from '../testing/cli-process.js';
 import { assertError, httpClient } from '../testing/http-client.js';
+import { startReceiver } from '../testing/receiver.js';
+import { scratchDatabase } from '../testing/scratch-database.js';
 
 /** The service as an operator runs it: the CLI in its own process, on the configured storage. */
-const DATABASE_URL = process.env.DATABASE_URL;
+// Its servers run background jobs, so on PostgreSQL the file works in a database of its own.
+const scratch = await scratchDatabase();
+const DATABASE_URL = scratch.url;
 const storage = DATABASE_URL ? 'PostgreSQL' : 'PGlite';
 const tempDirs: string[] = [];
 
@@ -21,8 +25,9 @@ function freshDataDir(): string {
   return dir;
 }
 
-after(() => {
+after(async () => {
   killAll();
+  await scratch.drop();
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -211,6 +216,46 @@ describe(`the service process on ${storage}`, () => {
     } finally {
       second.proc.child.kill('SIGTERM');
       await second.proc.exited;
+    }
+  });
+
+  test('a process killed mid-delivery delivers again after restart, with the same event id', async () => {
+    const receiver = await startReceiver();
+    // The first attempt never gets an answer: the process dies while it waits.
+    receiver.answer((request) =>
+      receiver.requests.indexOf(request) === 0 ? { hang: true } : { status: 200 },
+    );
+    const env = {
+      DATA_DIR: freshDataDir(),
+      DATABASE_URL,
+      LOG_LEVEL: 'warn',
+      JOBS: 'on',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    };
+    try {
+      const first = await serve(env);
+      const api = httpClient(`${first.api}/v1`);
+      const email = `crash-${randomBytes(4).toString('hex')}@example.com`;
+      const { token } = (await api.post('/auth/register', { email, password: PASSWORD })).expect(201).body;
+      (
+        await api.post('/webhooks', { url: `${receiver.url}/crash`, events: ['app.created'] }, { token })
+      ).expect(201);
+      const app = (await api.post('/apps', { name: 'Crash' }, { token })).expect(201).body;
+      const [inFlight] = await receiver.waitFor(1);
+      first.proc.child.kill('SIGKILL');
+      await first.proc.exited;
+
+      const second = await serve(env);
+      try {
+        const [, again] = await receiver.waitFor(2);
+        assert.equal(again?.json.id, inFlight?.json.id);
+        assert.equal(again?.json.data.id, app.id);
+      } finally {
+        second.proc.child.kill('SIGTERM');
+        await second.proc.exited;
+      }
+    } finally {
+      await receiver.close();
     }
   });
 

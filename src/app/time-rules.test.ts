@@ -9,7 +9,7 @@ let server: TestServer;
 let clock: TestClock;
 before(async () => {
   clock = testClock('2030-05-01T10:00:00.000Z');
-  server = await startTestServer({ USER_TOKEN_TTL: '3600' }, { clock });
+  server = await startTestServer({ USER_TOKEN_TTL: '3600' }, { clock, ownDatabase: true });
 });
 after(() => server.stop());
 

@@ -5,6 +5,7 @@ import { type Config, parseConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
 import { createLog } from '../platform/log.js';
 import { type HttpClient, httpClient } from './http-client.js';
+import { scratchDatabase } from './scratch-database.js';
 
 /**
  * A whole service per test file: both listeners on free ports, storage from the environment
@@ -25,16 +26,17 @@ export const TEST_PASSWORD = 'correct horse battery';
 
 export async function startTestServer(
   overrides: Record<string, string> = {},
-  options: { clock?: Clock; logLines?: string[] } = {},
+  options: { clock?: Clock; logLines?: string[]; ownDatabase?: boolean } = {},
 ): Promise<TestServer> {
   const adminEmail = `admin-${uniqueSuffix()}@test.example`;
+  const scratch = options.ownDatabase ? await scratchDatabase() : null;
   const config = parseConfig({
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
     PORT: '0',
     PAY_PORT: '0',
     DATA_DIR: 'memory:',
-    DATABASE_URL: process.env.DATABASE_URL,
+    DATABASE_URL: scratch?.url ?? process.env.DATABASE_URL,
     REDIS_URL: process.env.REDIS_URL,
     // Test files sign up many sellers from one address; the limit itself has its own test.
     AUTH_RATE_LIMIT: '100000',
@@ -70,7 +72,10 @@ export async function startTestServer(
         .then((res) => res.expect(200).body.token as string);
       return adminToken;
     },
-    stop: () => service.stop(),
+    async stop() {
+      await service.stop();
+      await scratch?.drop();
+    },
   };
 }
 

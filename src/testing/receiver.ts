@@ -13,6 +13,7 @@ export interface ReceivedRequest {
 export type Answer =
   | { status: number; body?: string; headers?: Record<string, string> }
   | { hang: true }
+  | { reset: true }
   | { hugeBody: number };
 
 export interface Receiver {
@@ -52,6 +53,10 @@ export async function startReceiver(): Promise<Receiver> {
       const next = typeof answer === 'function' ? answer(received) : answer;
       if ('hang' in next) {
         hanging.add(res);
+        return;
+      }
+      if ('reset' in next) {
+        req.socket.destroy();
         return;
       }
       if ('hugeBody' in next) {

@@ -23,7 +23,7 @@ const origin = () => server.service.coreUrl;
 
 before(async () => {
   clock = testClock(new Date());
-  server = await startTestServer({}, { clock });
+  server = await startTestServer({}, { clock, ownDatabase: true });
   const anonymous = new LicensingClient({ baseUrl: origin() });
   const session = await anonymous.auth.register({
     email: `sdk-${uniqueSuffix()}@example.com`,

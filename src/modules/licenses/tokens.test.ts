@@ -24,7 +24,7 @@ let server: TestServer;
 let clock: TestClock;
 before(async () => {
   clock = testClock(new Date());
-  server = await startTestServer({}, { clock });
+  server = await startTestServer({}, { clock, ownDatabase: true });
 });
 after(() => server.stop());
 

@@ -7,7 +7,7 @@ import { type Receiver, startReceiver } from '../../testing/receiver.js';
 let server: TestServer;
 let receiver: Receiver;
 before(async () => {
-  server = await startTestServer({ JOBS: 'on' });
+  server = await startTestServer({ JOBS: 'on' }, { ownDatabase: true });
   receiver = await startReceiver();
 });
 after(async () => {

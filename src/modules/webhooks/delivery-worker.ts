@@ -6,8 +6,8 @@ import { nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import type { Sender } from './sender.js';
 import * as store from './store.js';
 
-/** Longer than the 5 s a receiver gets, so a lease only runs out when its worker is gone. */
-export const LEASE_MS = 30_000;
+/** Three times the 5 s a receiver gets, so a lease only runs out when its worker is gone. */
+export const LEASE_MS = 15_000;
 const CLAIM_BATCH = 50;
 /** Deliveries in flight to one endpoint at a time; a slow receiver holds up only itself. */
 export const PER_ENDPOINT_CONCURRENCY = 4;
@@ -98,7 +98,9 @@ export function createDeliveryWorker({
         const byEndpoint = new Map<string, store.ClaimedDelivery[]>();
         for (const delivery of claimed)
           byEndpoint.set(delivery.endpoint_id, [...(byEndpoint.get(delivery.endpoint_id) ?? []), delivery]);
-        await Promise.all([...byEndpoint.values()].map((queue) => drain(queue, PER_ENDPOINT_CONCURRENCY, deliver)));
+        await Promise.all(
+          [...byEndpoint.values()].map((queue) => drain(queue, PER_ENDPOINT_CONCURRENCY, deliver)),
+        );
         attempts += claimed.length;
       }
     },

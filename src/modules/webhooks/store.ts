@@ -278,6 +278,28 @@ export async function recordAttempt(
   next: { status: 'succeeded' | 'failed' | 'pending'; retryAt: Date | null; leasedUntil: Date | null },
 ) {
   return db.transaction().execute(async (trx) => {
+    // Rows are locked endpoint first, then delivery — the order disabling an endpoint uses too,
+    // so the two never wait on each other.
+    const endpoint = await trx
+      .updateTable('webhook_endpoints')
+      .set(
+        record.success
+          ? { consecutive_failures: 0, failing_since: null, last_success_at: record.at }
+          : (eb) => ({
+              consecutive_failures: eb('consecutive_failures', '+', 1),
+              failing_since: eb.fn.coalesce('failing_since', eb.val(record.at)),
+              last_failure_at: record.at,
+            }),
+      )
+      .where('id', '=', record.endpointId)
+      .returningAll()
+      .executeTakeFirst();
+    let settle = trx
+      .updateTable('webhook_deliveries')
+      .set({ status: next.status, next_attempt_at: next.retryAt, leased_until: null, updated_at: record.at })
+      .where('id', '=', record.deliveryId);
+    if (next.leasedUntil) settle = settle.where('leased_until', '=', next.leasedUntil);
+    await settle.execute();
     await trx
       .insertInto('webhook_attempts')
       .values({
@@ -294,26 +316,7 @@ export async function recordAttempt(
         created_at: record.at,
       })
       .execute();
-    let settle = trx
-      .updateTable('webhook_deliveries')
-      .set({ status: next.status, next_attempt_at: next.retryAt, leased_until: null, updated_at: record.at })
-      .where('id', '=', record.deliveryId);
-    if (next.leasedUntil) settle = settle.where('leased_until', '=', next.leasedUntil);
-    await settle.execute();
-    return trx
-      .updateTable('webhook_endpoints')
-      .set(
-        record.success
-          ? { consecutive_failures: 0, failing_since: null, last_success_at: record.at }
-          : (eb) => ({
-              consecutive_failures: eb('consecutive_failures', '+', 1),
-              failing_since: eb.fn.coalesce('failing_since', eb.val(record.at)),
-              last_failure_at: record.at,
-            }),
-      )
-      .where('id', '=', record.endpointId)
-      .returningAll()
-      .executeTakeFirst();
+    return endpoint;
   });
 }
 

@@ -18,7 +18,10 @@ let receiver: Receiver;
 before(async () => {
   clock = testClock(new Date());
   // Sessions outlive the days the clock is moved forward.
-  server = await startTestServer({ WEBHOOK_POLL_MS: '60000', USER_TOKEN_TTL: '2592000' }, { clock });
+  server = await startTestServer(
+    { WEBHOOK_POLL_MS: '60000', USER_TOKEN_TTL: '2592000' },
+    { clock, ownDatabase: true },
+  );
   receiver = await startReceiver();
 });
 after(async () => {
@@ -337,16 +340,41 @@ describe('delivery', () => {
     }
   });
 
+  test('a receiver that hangs or hangs up costs one timeout and holds up no other endpoint', async () => {
+    const hanging = await sellerWithEndpoint(['license.created'], `${receiver.url}/hang`);
+    const reset = await sellerWithEndpoint(['license.created'], `${receiver.url}/reset`);
+    const healthy = await sellerWithEndpoint(['license.created'], `${receiver.url}/fine`);
+    receiver.answer((r) =>
+      r.path === '/hang' ? { hang: true } : r.path === '/reset' ? { reset: true } : { status: 200 },
+    );
+    try {
+      await issueLicense(hanging.seller, hanging.appId);
+      await issueLicense(reset.seller, reset.appId);
+      await issueLicense(healthy.seller, healthy.appId);
+      await work();
+      assert.equal(arrivals('/fine'), 1);
+      const [hung] = (await logsOf(hanging.seller, hanging.webhook.id)).logs;
+      assert.deepEqual([hung.statusCode, hung.success], [0, false]);
+      assert.match(hung.error, /no complete answer within 5000 ms/);
+      const [cut] = (await logsOf(reset.seller, reset.webhook.id)).logs;
+      assert.deepEqual([cut.statusCode, cut.success], [0, false]);
+      const [ok] = (await logsOf(healthy.seller, healthy.webhook.id)).logs;
+      assert.ok(ok.durationMs < 5000, 'the healthy endpoint did not wait for the hanging one');
+    } finally {
+      receiver.answer({ status: 200, body: 'ok' });
+    }
+  });
+
   test('a delivery whose worker died is taken again after its lease, with the same event id', async () => {
     const { seller, appId } = await sellerWithEndpoint(['license.created'], `${receiver.url}/lease`);
     await issueLicense(seller, appId);
     const { fanOutEvents, claimDue } = await import('./store.js');
     await fanOutEvents(server.db, clock.now(), 100);
-    const claimed = await claimDue(server.db, clock.now(), 30_000, 100);
+    const claimed = await claimDue(server.db, clock.now(), 15_000, 100);
     assert.ok(claimed.length >= 1, 'a worker claimed it, then "crashed"');
     await work();
     assert.equal(arrivals('/lease'), 0, 'nobody else takes a leased delivery');
-    clock.advance(31_000);
+    clock.advance(16_000);
     await work();
     const arrived = receiver.requests.filter((r) => receiverPath(r) === '/lease');
     assert.equal(arrived.length, 1);
