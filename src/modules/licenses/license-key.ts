@@ -25,3 +25,10 @@ export function normalizeLicenseKey(input: string): string | null {
 function group(compact: string): string {
   return compact.match(new RegExp(`.{${GROUP}}`, 'g'))?.join('-') ?? compact;
 }
+
+/** What the per-key verification limit counts: the canonical key, however it was typed. */
+export function verificationLimitKey(body: unknown): string | null {
+  const key = (body as { key?: unknown } | undefined)?.key;
+  const canonical = typeof key === 'string' ? normalizeLicenseKey(key) : null;
+  return canonical ? `verify:${canonical}` : null;
+}

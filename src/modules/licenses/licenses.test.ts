@@ -139,6 +139,17 @@ describe('issuing licenses', () => {
       'product_in_use',
     );
     assertError(await server.api.delete(`/apps/${seller.appId}`, { token: seller.token }), 409, 'app_in_use');
+    // Nor can it move to another app under its licenses.
+    const other = await createApp(server, seller.token, 'Other');
+    assertError(
+      await server.api.patch(`/products/${product.id}`, { appId: other.id }, { token: seller.token }),
+      409,
+      'product_in_use',
+    );
+    assert.equal(
+      (await server.api.get(`/products/${product.id}`, { token: seller.token })).body.appId,
+      seller.appId,
+    );
   });
 });
 

@@ -4,7 +4,7 @@ import { perMinute } from '../../platform/http/rate-limit.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { limitPerMinuteBy, type WindowCounter } from '../../platform/http/window-counter.js';
 import { AppParams } from '../apps/index.js';
-import { normalizeLicenseKey } from './license-key.js';
+import { verificationLimitKey } from './license-key.js';
 import {
   DeviceList,
   DeviceParams,
@@ -95,11 +95,9 @@ export function registerVerificationRoutes(
 ): void {
   const rateLimit = perMinute(limits.verifyRateLimit);
   // Per license key too, however it is typed, so one key cannot be hammered from many addresses.
-  const perKey = limitPerMinuteBy(limits.counter, limits.verifyKeyRateLimit, (request) => {
-    const key = (request.body as { key?: unknown } | undefined)?.key;
-    const canonical = typeof key === 'string' ? normalizeLicenseKey(key) : null;
-    return canonical ? `verify:${canonical}` : null;
-  });
+  const perKey = limitPerMinuteBy(limits.counter, limits.verifyKeyRateLimit, (request) =>
+    verificationLimitKey(request.body),
+  );
   const noStore = { 'cache-control': 'no-store' };
 
   app.post('/licenses/verify', {

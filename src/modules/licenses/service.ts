@@ -18,7 +18,7 @@ export interface LicenseServiceDeps {
   clock: Clock;
   log: Log;
   apps: Pick<AppService, 'requireOwnedApp'>;
-  products: Pick<ProductService, 'requireOwnedProduct'>;
+  products: Pick<ProductService, 'productAppId'>;
 }
 
 /** How many licenses the expiry job moves per statement. */
@@ -72,19 +72,8 @@ export function createLicenseService({ db, clock, log, apps, products }: License
   return {
     async issue(principal: Principal, appId: string, input: LicenseCreateInput) {
       const app = await apps.requireOwnedApp(principal, appId);
-      if (input.productId) {
-        const product = await products
-          .requireOwnedProduct(principal, input.productId)
-          .catch((error: unknown) => {
-            if (
-              error instanceof AppError &&
-              (error.code === 'not_found' || error.code === 'app_scope_mismatch')
-            )
-              return null;
-            throw error;
-          });
-        if (!product || product.app_id !== app.id)
-          throw invalidField('productId', 'must be one of this app’s products');
+      if (input.productId && (await products.productAppId(principal, input.productId)) !== app.id) {
+        throw invalidField('productId', 'must be one of this app’s products');
       }
       const now = clock.now();
       const expiresAt = input.expiresAt ? timestamp(input.expiresAt, 'expiresAt') : null;

@@ -8,7 +8,6 @@ import {
   signUp,
   startTestServer,
   type TestServer,
-  uniqueSuffix,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
 
@@ -636,30 +635,6 @@ describe('deleting products', () => {
       404,
       'not_found',
     );
-  });
-
-  test('refuses with 409 while a record links to the product', async () => {
-    // Licenses and subscriptions (later migrations) reference products the same way:
-    // a foreign key without cascade. Until they exist, a link table stands in for them.
-    const seller = await sellerWithApp();
-    const product = await createProduct(seller);
-    const table = `test_links_${uniqueSuffix()}`;
-    await sql`create table ${sql.table(table)} (product_id uuid not null references products (id))`.execute(
-      server.db,
-    );
-    try {
-      await sql`insert into ${sql.table(table)} values (${product.id})`.execute(server.db);
-      assertError(
-        await server.api.delete(`/products/${product.id}`, { token: seller.token }),
-        409,
-        'product_in_use',
-      );
-      (await server.api.get(`/products/${product.id}`, { token: seller.token })).expect(200);
-      await sql`delete from ${sql.table(table)}`.execute(server.db);
-      (await server.api.delete(`/products/${product.id}`, { token: seller.token })).expect(204);
-    } finally {
-      await sql`drop table ${sql.table(table)}`.execute(server.db);
-    }
   });
 
   test('an app with products cannot be deleted until they are gone', async () => {

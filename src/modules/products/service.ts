@@ -61,24 +61,40 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
     const owned = await requireOwnedProduct(principal, id);
     // Checked before the transaction: the embedded database has one connection.
     if (input.appId && input.appId !== owned.app_id) await apps.requireOwnedApp(principal, input.appId);
-    const row = await db.transaction().execute(async (trx) => {
-      const locked = await store.findProduct(trx, principal.userId, id, { forUpdate: true });
-      if (!locked) throw notFound('Product');
-      const current = stateOf(locked);
-      return store.saveProduct(
-        trx,
-        principal.userId,
-        id,
-        prepare(principal, input, nextOf(current), current),
-        clock.now(),
-      );
-    });
+    const row = await db
+      .transaction()
+      .execute(async (trx) => {
+        const locked = await store.findProduct(trx, principal.userId, id, { forUpdate: true });
+        if (!locked) throw notFound('Product');
+        const current = stateOf(locked);
+        return store.saveProduct(
+          trx,
+          principal.userId,
+          id,
+          prepare(principal, input, nextOf(current), current),
+          clock.now(),
+        );
+      })
+      .catch((error: unknown) => {
+        if (!isStillReferenced(error)) throw error;
+        throw new AppError(
+          'product_in_use',
+          'Licenses are linked to this product; it cannot move to another app',
+        );
+      });
     if (!row) throw notFound('Product');
     return toProduct(row);
   }
 
   return {
     requireOwnedProduct,
+
+    /** The app a product of the caller belongs to, or null when the caller cannot see it. */
+    async productAppId(principal: Principal, id: string): Promise<string | null> {
+      const row = await store.findProduct(db, principal.userId, id);
+      const keyApp = apiKeyAppId(principal);
+      return row && (!keyApp || keyApp === row.app_id) ? row.app_id : null;
+    },
 
     async create(
       principal: Principal,

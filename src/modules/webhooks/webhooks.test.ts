@@ -453,6 +453,18 @@ describe('test sends, redelivery and operator controls', () => {
     );
   });
 
+  test('logs older than the retention period are dropped', async () => {
+    const { seller, appId, webhook } = await sellerWithEndpoint(['license.created'], `${receiver.url}/old`);
+    await issueLicense(seller, appId);
+    await work();
+    assert.equal((await logsOf(seller, webhook.id)).total, 1);
+    const { purgeAttempts } = await import('./store.js');
+    await purgeAttempts(server.db, new Date(clock.now().getTime() - 30 * 86_400_000));
+    assert.equal((await logsOf(seller, webhook.id)).total, 1, 'a fresh log is kept');
+    await purgeAttempts(server.db, new Date(clock.now().getTime() + 1000));
+    assert.equal((await logsOf(seller, webhook.id)).total, 0);
+  });
+
   test('disabling stops deliveries', async () => {
     const { seller, appId, webhook } = await sellerWithEndpoint(['license.created'], `${receiver.url}/off`);
     (await server.api.post(`/webhooks/${webhook.id}/disable`, undefined, { token: seller.token })).expect(
