@@ -131,3 +131,24 @@ export async function createApiKey(
 ): Promise<{ id: string; key: string; prefix: string }> {
   return (await server.api.post(`/apps/${appId}/api-keys`, { name }, { token })).expect(201).body;
 }
+
+export type SellerWithApp = Seller & { appId: string };
+
+/** A new seller (at the tier asked) with one app. */
+export async function sellerWithApp(
+  server: TestServer,
+  tier?: 'free' | 'pro' | 'business' | 'enterprise',
+): Promise<SellerWithApp> {
+  const seller = await signUp(server, tier ? { tier } : {});
+  return { ...seller, appId: (await createApp(server, seller.token)).id };
+}
+
+/** Issues a license for the seller's app through the API. */
+export async function issueLicense(
+  server: TestServer,
+  seller: { token: string; appId: string },
+  body: Record<string, unknown> = {},
+) {
+  return (await server.api.post(`/apps/${seller.appId}/licenses`, body, { token: seller.token })).expect(201)
+    .body;
+}

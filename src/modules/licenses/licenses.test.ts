@@ -4,8 +4,8 @@ import { sql } from 'kysely';
 import {
   createApiKey,
   createApp,
-  type Seller,
-  signUp,
+  issueLicense,
+  sellerWithApp,
   startTestServer,
   type TestServer,
 } from '../../testing/harness.js';
@@ -18,22 +18,12 @@ before(async () => {
 });
 after(() => server.stop());
 
-async function sellerWithApp(): Promise<Seller & { appId: string }> {
-  const seller = await signUp(server);
-  return { ...seller, appId: (await createApp(server, seller.token)).id };
-}
-
-async function issue(seller: { token: string; appId: string }, body: Record<string, unknown> = {}) {
-  return (await server.api.post(`/apps/${seller.appId}/licenses`, body, { token: seller.token })).expect(201)
-    .body;
-}
-
 const FUTURE = '2099-01-01T00:00:00.000Z';
 
 describe('issuing licenses', () => {
   test('issues a license with a typable key and records license.created', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, {
       email: 'buyer@example.com',
       expiresAt: FUTURE,
       metadata: { plan: 'pro', features: ['export', 'sync'], note: 'bulk order 42' },
@@ -80,15 +70,15 @@ describe('issuing licenses', () => {
   });
 
   test('keys are unique and carry 150 random bits', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const keys = new Set<string>();
-    for (let i = 0; i < 20; i++) keys.add((await issue(seller)).key);
+    for (let i = 0; i < 20; i++) keys.add((await issueLicense(server, seller)).key);
     assert.equal(keys.size, 20);
   });
 
   test('refuses a past expiry, a foreign product and bad input, issuing nothing', async () => {
-    const seller = await sellerWithApp();
-    const other = await sellerWithApp();
+    const seller = await sellerWithApp(server);
+    const other = await sellerWithApp(server);
     const foreignProduct = (
       await server.api.post(
         '/products',
@@ -123,7 +113,7 @@ describe('issuing licenses', () => {
   });
 
   test('links a license to the app’s product, and that product can then not be deleted', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = (
       await server.api.post(
         '/products',
@@ -131,7 +121,7 @@ describe('issuing licenses', () => {
         { token: seller.token },
       )
     ).expect(201).body;
-    const license = await issue(seller, { productId: product.id });
+    const license = await issueLicense(server, seller, { productId: product.id });
     assert.equal(license.productId, product.id);
     assertError(
       await server.api.delete(`/products/${product.id}`, { token: seller.token }),
@@ -155,7 +145,7 @@ describe('issuing licenses', () => {
 
 describe('listing and changing licenses', () => {
   test('lists an app’s licenses with filters and pagination', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = (
       await server.api.post(
         '/products',
@@ -163,9 +153,9 @@ describe('listing and changing licenses', () => {
         { token: seller.token },
       )
     ).expect(201).body;
-    const a = await issue(seller, { email: 'Ann@Example.com', productId: product.id });
-    const b = await issue(seller, { email: 'bob@example.com' });
-    const c = await issue(seller);
+    const a = await issueLicense(server, seller, { email: 'Ann@Example.com', productId: product.id });
+    const b = await issueLicense(server, seller, { email: 'bob@example.com' });
+    const c = await issueLicense(server, seller);
     (
       await server.api.post(`/apps/${seller.appId}/licenses/${c.id}/suspend`, undefined, {
         token: seller.token,
@@ -180,7 +170,7 @@ describe('listing and changing licenses', () => {
     assert.deepEqual(await ids(`?productId=${product.id}`), [a.id]);
     assert.deepEqual(await ids('?email=ann@example.com'), [a.id]);
     assert.deepEqual(await ids('?limit=1&offset=1'), [b.id]);
-    const other = await sellerWithApp();
+    const other = await sellerWithApp(server);
     assertError(
       await server.api.get(`/apps/${seller.appId}/licenses`, { token: other.token }),
       404,
@@ -189,8 +179,8 @@ describe('listing and changing licenses', () => {
   });
 
   test('updates e-mail, expiry, metadata and device limit with license.updated', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const updated = (
       await server.api.patch(
         `/apps/${seller.appId}/licenses/${license.id}`,
@@ -210,8 +200,8 @@ describe('listing and changing licenses', () => {
   });
 
   test('suspend, reinstate and revoke follow the documented moves', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const path = `/apps/${seller.appId}/licenses/${license.id}`;
     const post = (action: string) => server.api.post(`${path}/${action}`, undefined, { token: seller.token });
     assert.equal((await post('suspend')).expect(200).body.status, 'suspended');
@@ -236,7 +226,7 @@ describe('listing and changing licenses', () => {
   });
 
   test('an API key manages only its own app’s licenses', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const { key } = await createApiKey(server, seller.token, seller.appId);
     const license = (await server.api.post(`/apps/${seller.appId}/licenses`, {}, { token: key })).expect(
       201,
@@ -255,8 +245,8 @@ describe('verification', () => {
   const verify = (body: Record<string, unknown>) => server.api.post('/licenses/verify', body);
 
   test('a valid key verifies with its details and a token, whatever way it is typed', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, {
       email: 'buyer@example.com',
       expiresAt: '2099-06-30T12:34:56.789Z',
     });
@@ -280,9 +270,9 @@ describe('verification', () => {
   });
 
   test('invalid outcomes answer 200 with valid false, a reason and no token', async () => {
-    const seller = await sellerWithApp();
-    const suspended = await issue(seller);
-    const revoked = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const suspended = await issueLicense(server, seller);
+    const revoked = await issueLicense(server, seller);
     const base = `/apps/${seller.appId}/licenses`;
     (await server.api.post(`${base}/${suspended.id}/suspend`, undefined, { token: seller.token })).expect(
       200,
@@ -304,9 +294,9 @@ describe('verification', () => {
   });
 
   test('a key of another app answers exactly like an unknown key', async () => {
-    const seller = await sellerWithApp();
-    const other = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const other = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const foreign = (await verify({ key: license.key, appId: other.appId })).expect(200).body;
     const unknown = (await verify({ key: 'AAAAA-AAAAA-AAAAA-AAAAA-AAAAA-AAAAA', appId: other.appId })).expect(
       200,
@@ -330,8 +320,8 @@ describe('verification', () => {
   });
 
   test('devices are activated up to the limit and validate-hardware never takes a place', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, { maxDevices: 2 });
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 2 });
     assert.equal((await verify({ key: license.key })).body.code, 'hwuid_required');
     const hw = (hwuid: string) => server.api.post('/licenses/validate-hardware', { key: license.key, hwuid });
     assert.equal((await hw('laptop')).expect(200).body.code, 'device_not_bound');
@@ -371,8 +361,8 @@ describe('verification', () => {
   });
 
   test('20 concurrent verifies with 20 devices on a 2-device license activate exactly 2', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, { maxDevices: 2 });
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 2 });
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         verify({ key: license.key, hwuid: `device-${i}` }).then((r) => r.expect(200).body),
@@ -391,8 +381,8 @@ describe('verification', () => {
   });
 
   test('the same new device verified concurrently takes one place', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, { maxDevices: 3 });
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 3 });
     const results = await Promise.all(
       Array.from({ length: 8 }, () => verify({ key: license.key, hwuid: 'same' }).then((r) => r.body)),
     );
@@ -406,8 +396,8 @@ describe('verification', () => {
 
 describe('odd input and races', () => {
   test('dates that are not real instants between 1970 and 9999 answer 400, never 500', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     for (const expiresAt of ['2099-12-31T23:59:60Z', '0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z']) {
       const error = assertError(
         await server.api.patch(
@@ -441,9 +431,9 @@ describe('odd input and races', () => {
   });
 
   test('a revoke racing an expiry extension leaves the license revoked', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     for (let i = 0; i < 5; i++) {
-      const license = await issue(seller);
+      const license = await issueLicense(server, seller);
       const path = `/apps/${seller.appId}/licenses/${license.id}`;
       await Promise.all([
         server.api.post(`${path}/revoke`, undefined, { token: seller.token }),
@@ -454,8 +444,8 @@ describe('odd input and races', () => {
   });
 
   test('lowering the device limit while devices activate never leaves more devices than the limit', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, { maxDevices: 10 });
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 10 });
     const path = `/apps/${seller.appId}/licenses/${license.id}`;
     await Promise.all([
       ...Array.from({ length: 8 }, (_, i) =>

@@ -34,20 +34,6 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     return license;
   }
 
-  /** Applies a change and records the event it causes in the same transaction. */
-  async function change(
-    license: LicenseRow,
-    changes: Parameters<typeof store.updateLicense>[2],
-    event: EventType,
-    onlyFrom?: readonly LicenseStatus[],
-  ): Promise<LicenseRow | undefined> {
-    return db.transaction().execute(async (trx) => {
-      const row = await store.updateLicense(trx, license.id, changes, onlyFrom);
-      if (row) await recordLicenseEvent(trx, event, row, changes.now);
-      return row;
-    });
-  }
-
   /** A status move, refused with 409 when the license is not in a state it may leave. */
   async function move(
     principal: Principal,
@@ -58,7 +44,12 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     event: EventType,
   ) {
     const license = await requireLicense(principal, appId, licenseId);
-    const row = await change(license, { status: to, now: clock.now() }, event, from);
+    const now = clock.now();
+    const row = await db.transaction().execute(async (trx) => {
+      const moved = await store.setLicenseStatus(trx, license.id, to, from, now);
+      if (moved) await recordLicenseEvent(trx, event, moved, now);
+      return moved;
+    });
     if (!row) {
       throw new AppError(
         'conflict',

@@ -67,33 +67,21 @@ export async function listLicenses(executor: Executor, appId: string, filter: Li
   return { rows, total: Number(total.total) };
 }
 
-export function updateLicense(
+/** Moves a license to `status`, only from the states in `from`, decided in one statement. */
+export function setLicenseStatus(
   executor: Executor,
   licenseId: string,
-  changes: {
-    email?: string | null;
-    expiresAt?: Date | null;
-    metadata?: LicenseMetadata;
-    maxDevices?: number | null;
-    status?: LicenseStatus;
-    now: Date;
-  },
-  onlyFrom?: readonly LicenseStatus[],
+  status: LicenseStatus,
+  from: readonly LicenseStatus[],
+  now: Date,
 ): Promise<LicenseRow | undefined> {
-  let query = executor
+  return executor
     .updateTable('licenses')
-    .set({
-      ...(changes.email !== undefined ? { email: changes.email } : {}),
-      ...(changes.expiresAt !== undefined ? { expires_at: changes.expiresAt } : {}),
-      ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
-      ...(changes.maxDevices !== undefined ? { max_devices: changes.maxDevices } : {}),
-      ...(changes.status !== undefined ? { status: changes.status } : {}),
-      updated_at: changes.now,
-    })
-    .where('id', '=', licenseId);
-  // A status move only applies from the states it is allowed from, decided in one statement.
-  if (onlyFrom) query = query.where('status', 'in', onlyFrom);
-  return query.returningAll().executeTakeFirst();
+    .set({ status, updated_at: now })
+    .where('id', '=', licenseId)
+    .where('status', 'in', from)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**

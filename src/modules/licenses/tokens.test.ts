@@ -11,7 +11,8 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jo
 import {
   createApiKey,
   createApp,
-  type Seller,
+  issueLicense,
+  sellerWithApp,
   signUp,
   startTestServer,
   type TestServer,
@@ -29,16 +30,6 @@ before(async () => {
 after(() => server.stop());
 
 type Tier = 'free' | 'pro' | 'business' | 'enterprise';
-
-async function sellerWithApp(tier?: Tier): Promise<Seller & { appId: string }> {
-  const seller = await signUp(server, tier ? { tier } : {});
-  return { ...seller, appId: (await createApp(server, seller.token)).id };
-}
-
-async function issue(seller: { token: string; appId: string }, body: Record<string, unknown> = {}) {
-  return (await server.api.post(`/apps/${seller.appId}/licenses`, body, { token: seller.token })).expect(201)
-    .body;
-}
 
 async function verifyKey(key: string, hwuid?: string) {
   return (await server.api.post('/licenses/verify', { key, ...(hwuid ? { hwuid } : {}) })).expect(200).body;
@@ -70,8 +61,8 @@ function verifyIndependently(token: string, keySet: { keys: Record<string, strin
 
 describe('license tokens', () => {
   test('carry the documented claims and verify offline against the key set', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, {
       expiresAt: '2099-01-01T00:00:00.000Z',
       metadata: { plan: 'pro', features: ['export'], internal: 'not in the token' },
       maxDevices: 1,
@@ -122,8 +113,8 @@ describe('license tokens', () => {
       ['enterprise', 'custom', 24 * 60 * 60],
     ];
     for (const [tier, verificationTier, lifetime] of cases) {
-      const seller = await sellerWithApp(tier);
-      const result = await verifyKey((await issue(seller)).key);
+      const seller = await sellerWithApp(server, tier);
+      const result = await verifyKey((await issueLicense(server, seller)).key);
       const claims = decodeClaims(result.license_token);
       assert.equal(result.verificationType, verificationTier);
       assert.equal(claims.svc_vt, verificationTier);
@@ -131,10 +122,11 @@ describe('license tokens', () => {
       assert.equal(claims.exp - claims.iat, lifetime, tier);
       assert.equal(claims.license_exp, undefined);
     }
-    const seller = await sellerWithApp('enterprise');
+    const seller = await sellerWithApp(server, 'enterprise');
     const soon = new Date(clock.now().getTime() + 10 * 60_000);
     const claims = decodeClaims(
-      (await verifyKey((await issue(seller, { expiresAt: soon.toISOString() })).key)).license_token,
+      (await verifyKey((await issueLicense(server, seller, { expiresAt: soon.toISOString() })).key))
+        .license_token,
     );
     assert.equal(claims.exp, seconds(soon));
   });
@@ -151,8 +143,8 @@ describe('license tokens', () => {
 
 describe('introspection', () => {
   test('reports the live state of a good token', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const { license_token } = await verifyKey(license.key);
     const active = await introspect(license_token);
     assert.equal(active.active, true);
@@ -172,8 +164,8 @@ describe('introspection', () => {
   });
 
   test('refuses forged, foreign, confused and expired tokens', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const { license_token } = await verifyKey(license.key);
     const [head = '', body = '', signature = ''] = license_token.split('.');
     const claims = decodeClaims(license_token);
@@ -226,8 +218,8 @@ describe('introspection', () => {
 
 describe('revoking tokens by jti', () => {
   test('the owner revokes a token once; introspection then says token_revoked', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const first = (await verifyKey(license.key)).license_token;
     const second = (await verifyKey(license.key)).license_token;
     const { jti, exp } = decodeClaims(first);
@@ -263,8 +255,8 @@ describe('revoking tokens by jti', () => {
   });
 
   test('a jti claiming an expiry no token can have is refused', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const bytes = Buffer.alloc(32);
     Buffer.from(license.id.replace(/-/g, ''), 'hex').copy(bytes);
     bytes.writeUInt32BE(4_000_000_000, 16);
@@ -277,10 +269,10 @@ describe('revoking tokens by jti', () => {
   });
 
   test('only the owning seller may revoke, through a session or the app’s key', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
     const { jti } = decodeClaims((await verifyKey(license.key)).license_token);
-    const stranger = await sellerWithApp();
+    const stranger = await sellerWithApp(server);
     assertError(
       await server.api.post('/licenses/revoke-token', { jti }, { token: stranger.token }),
       404,
@@ -306,8 +298,8 @@ describe('revoking tokens by jti', () => {
 
 describe('key rotation', () => {
   test('a new key is published first, signs after the delay, and old tokens verify until they expire', async () => {
-    const seller = await sellerWithApp('enterprise');
-    const license = await issue(seller);
+    const seller = await sellerWithApp(server, 'enterprise');
+    const license = await issueLicense(server, seller);
     const oldToken = (await verifyKey(license.key)).license_token;
     const oldKid = decodeProtectedHeader(oldToken).kid;
 
@@ -343,8 +335,8 @@ describe('key rotation', () => {
 
 describe('expiry', () => {
   test('an expired license fails verification at once and the job records license.expired exactly once', async () => {
-    const seller = await sellerWithApp();
-    const license = await issue(seller, {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, {
       expiresAt: new Date(clock.now().getTime() + 60 * 60_000).toISOString(),
     });
     clock.advance(2 * 60 * 60_000);

@@ -5,7 +5,7 @@ import {
   createApiKey,
   createApp,
   type Seller,
-  signUp,
+  sellerWithApp,
   startTestServer,
   type TestServer,
 } from '../../testing/harness.js';
@@ -19,12 +19,6 @@ before(async () => {
 after(() => server.stop());
 
 type Tier = 'free' | 'pro' | 'business' | 'enterprise';
-
-async function sellerWithApp(tier?: Tier): Promise<Seller & { appId: string }> {
-  const seller = await signUp(server, tier ? { tier } : {});
-  const app = await createApp(server, seller.token);
-  return { ...seller, appId: app.id };
-}
 
 const minimal = (appId: string, extra: Record<string, unknown> = {}) => ({
   appId,
@@ -83,7 +77,7 @@ const RESOURCE_FIELDS = [
 
 describe('creating products', () => {
   test('needs only name, price and currency; everything else has a documented default', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     assert.deepEqual(Object.keys(product).sort(), RESOURCE_FIELDS);
     assert.equal(product.userId, seller.user.id);
@@ -114,7 +108,7 @@ describe('creating products', () => {
   });
 
   test('keeps the price exact in storage and in responses', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const cases: [number, string, string][] = [
       [0.1, 'USD', '0.1000'],
       [19.99, 'EUR', '19.9900'],
@@ -133,12 +127,12 @@ describe('creating products', () => {
   });
 
   test('accepts a currency code in any letter case and stores it upper case', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     assert.equal((await createProduct(seller, { currency: 'eur' })).currency, 'EUR');
   });
 
   test('takes every writable field', async () => {
-    const seller = await sellerWithApp('enterprise');
+    const seller = await sellerWithApp(server, 'enterprise');
     const body = {
       ...minimal(seller.appId),
       description: 'Lifetime licence for one user',
@@ -168,7 +162,7 @@ describe('creating products', () => {
   });
 
   test('an API key creates products for its own app without naming it', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const { key } = await createApiKey(server, seller.token, seller.appId);
     const { appId: _omit, ...body } = minimal(seller.appId);
     const product = (await server.api.post('/products', body, { token: key })).expect(201).body;
@@ -182,7 +176,7 @@ describe('creating products', () => {
   });
 
   test('a session must name the app, and only one of its own', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const { appId: _omit, ...body } = minimal(seller.appId);
     const missing = assertError(
       await server.api.post('/products', body, { token: seller.token }),
@@ -190,7 +184,7 @@ describe('creating products', () => {
       'validation_failed',
     );
     assert.equal(missing.details?.[0]?.field, 'appId');
-    const stranger = await sellerWithApp();
+    const stranger = await sellerWithApp(server);
     assertError(
       await server.api.post('/products', minimal(stranger.appId), { token: seller.token }),
       404,
@@ -242,7 +236,7 @@ describe('bad input answers 400 naming the field and writes nothing', () => {
 
   let seller: Seller & { appId: string };
   before(async () => {
-    seller = await sellerWithApp('enterprise');
+    seller = await sellerWithApp(server, 'enterprise');
   });
 
   for (const [label, change, field] of cases) {
@@ -263,14 +257,14 @@ describe('bad input answers 400 naming the field and writes nothing', () => {
   }
 
   test('a URL of exactly 2000 characters is accepted', async () => {
-    const other = await sellerWithApp();
+    const other = await sellerWithApp(server);
     const url = `https://example.com/${'a'.repeat(1980)}`;
     assert.equal(url.length, 2000);
     assert.equal((await createProduct(other, { successUrl: url })).successUrl, url);
   });
 
   test('a recurring product without a partner price can be saved', async () => {
-    const other = await sellerWithApp();
+    const other = await sellerWithApp(server);
     const product = await createProduct(other, {
       productType: 'subscription',
       billingType: 'recurring',
@@ -292,7 +286,7 @@ describe('tier gates', () => {
 
   for (const [field, value, below, required] of gates) {
     test(`${field} is refused at ${below} with nothing written, and accepted at ${required}`, async () => {
-      const low = await sellerWithApp(below);
+      const low = await sellerWithApp(server, below);
       const res = await server.api.post('/products', minimal(low.appId, { [field]: value }), {
         token: low.token,
       });
@@ -310,13 +304,13 @@ describe('tier gates', () => {
       const unchanged = (await server.api.get(`/products/${existing.id}`, { token: low.token })).expect(200);
       assert.deepEqual(unchanged.body, existing);
 
-      const high = await sellerWithApp(required);
+      const high = await sellerWithApp(server, required);
       assert.deepEqual((await createProduct(high, { [field]: value }))[field], value);
     });
   }
 
   test('default values of gated fields are open to every tier', async () => {
-    const free = await sellerWithApp('free');
+    const free = await sellerWithApp(server, 'free');
     const product = await createProduct(free, {
       cryptoPaymentsEnabled: false,
       hideEmail: false,
@@ -328,7 +322,7 @@ describe('tier gates', () => {
   });
 
   test('a seller whose tier dropped can still send back what they read, but not change it', async () => {
-    const seller = await sellerWithApp('enterprise');
+    const seller = await sellerWithApp(server, 'enterprise');
     const product = await createProduct(seller, { hideEmail: true, licenseEmails: ['a@example.com'] });
     const token = await server.adminToken();
     (await server.api.patch(`/admin/users/${seller.user.id}`, { tier: 'free' }, { token })).expect(200);
@@ -353,7 +347,7 @@ describe('tier gates', () => {
 
 describe('updating products', () => {
   test('PATCH changes only the fields given', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller, {
       description: 'Original',
       successUrl: 'https://example.com/ok',
@@ -374,7 +368,7 @@ describe('updating products', () => {
   });
 
   test('PUT replaces the product: omitted fields return to their defaults, app and secret stay', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller, {
       description: 'Original',
       successUrl: 'https://example.com/ok',
@@ -402,7 +396,7 @@ describe('updating products', () => {
   });
 
   test('PUT needs the required fields and PATCH needs at least one field', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     const error = assertError(
       await server.api.put(`/products/${product.id}`, { name: 'Only a name' }, { token: seller.token }),
@@ -418,7 +412,7 @@ describe('updating products', () => {
   });
 
   test('coherence is checked on the result of a PATCH', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller, { price: 10.5 });
     const error = assertError(
       await server.api.patch(`/products/${product.id}`, { currency: 'JPY' }, { token: seller.token }),
@@ -449,7 +443,7 @@ describe('updating products', () => {
   });
 
   test('moves a product to another of the seller’s apps, never to someone else’s', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     const other = await createApp(server, seller.token, 'Other');
     assert.equal(
@@ -458,7 +452,7 @@ describe('updating products', () => {
       ).expect(200).body.appId,
       other.id,
     );
-    const stranger = await sellerWithApp();
+    const stranger = await sellerWithApp(server);
     assertError(
       await server.api.patch(`/products/${product.id}`, { appId: stranger.appId }, { token: seller.token }),
       404,
@@ -467,7 +461,7 @@ describe('updating products', () => {
   });
 
   test('deactivating keeps the product', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     const inactive = (
       await server.api.patch(`/products/${product.id}`, { active: false }, { token: seller.token })
@@ -484,7 +478,7 @@ describe('updating products', () => {
 
 describe('callback secret', () => {
   test('rotation returns a new secret and the old one is gone at once', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     const rotated = (
       await server.api.post(`/products/${product.id}/rotate-callback-secret`, undefined, {
@@ -504,7 +498,7 @@ describe('callback secret', () => {
   });
 
   test('a rotation racing a PATCH is never undone', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     for (let i = 0; i < 5; i++) {
       const product = await createProduct(seller);
       const [rotated] = await Promise.all([
@@ -518,7 +512,7 @@ describe('callback secret', () => {
   });
 
   test('appears in the product’s own responses and never in logs', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     await server.api.get(`/products/${product.id}`, { token: seller.token });
     await server.api.patch(`/products/${product.id}`, { name: 'Logged?' }, { token: seller.token });
@@ -535,8 +529,8 @@ describe('listing products', () => {
   let ids: Record<string, string>;
 
   before(async () => {
-    seller = await sellerWithApp();
-    const stranger = await sellerWithApp();
+    seller = await sellerWithApp(server);
+    const stranger = await sellerWithApp(server);
     await createProduct(stranger, { name: 'Stranger Basic' });
     ids = {
       basic: (await createProduct(seller, { name: 'Basic Plan', currency: 'EUR', price: 9 })).id,
@@ -626,7 +620,7 @@ describe('listing products', () => {
 
 describe('deleting products', () => {
   test('deletes a product nothing refers to', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     (await server.api.delete(`/products/${product.id}`, { token: seller.token })).expect(204);
     assertError(await server.api.get(`/products/${product.id}`, { token: seller.token }), 404, 'not_found');
@@ -638,7 +632,7 @@ describe('deleting products', () => {
   });
 
   test('an app with products cannot be deleted until they are gone', async () => {
-    const seller = await sellerWithApp();
+    const seller = await sellerWithApp(server);
     const product = await createProduct(seller);
     assertError(await server.api.delete(`/apps/${seller.appId}`, { token: seller.token }), 409, 'app_in_use');
     (await server.api.delete(`/products/${product.id}`, { token: seller.token })).expect(204);

@@ -51,11 +51,7 @@ export function createDeliveryWorker({
         endpointId: delivery.endpoint_id,
         attempt: delivery.attempts,
         trigger: delivery.trigger === 'auto' ? 'auto' : 'manual',
-        statusCode: result.statusCode,
-        responseBody: result.responseBody,
-        success: result.success,
-        durationMs: result.durationMs,
-        error: result.error,
+        ...result,
         at,
       },
       {

@@ -59,11 +59,7 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
         endpointId: endpoint.id,
         attempt: delivery.attempts,
         trigger,
-        statusCode: result.statusCode,
-        responseBody: result.responseBody,
-        success: result.success,
-        durationMs: result.durationMs,
-        error: result.error,
+        ...result,
         at,
       },
       trigger === 'test'
