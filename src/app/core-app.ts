@@ -3,6 +3,7 @@ import { registerAppRoutes } from '../modules/apps/index.js';
 import { registerHealthRoutes } from '../modules/health/index.js';
 import { registerKeySetRoutes } from '../modules/license-tokens/index.js';
 import { registerLicenseRoutes, registerVerificationRoutes } from '../modules/licenses/index.js';
+import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import { registerWebhookRoutes } from '../modules/webhooks/index.js';
@@ -27,5 +28,6 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     });
     registerKeySetRoutes(api, modules.keyRing);
     registerWebhookRoutes(api, modules.webhooks);
+    registerPaymentRoutes(api, modules.payments, { checkoutRateLimit: config.checkoutRateLimit });
   });
 }

@@ -3,6 +3,7 @@ import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
 import { createKeyRing, createTokenDenylist, createTokenSigner } from '../modules/license-tokens/index.js';
 import { createLicenseService, createVerification } from '../modules/licenses/index.js';
+import { createPaymentService, createSandboxPartner } from '../modules/payments/index.js';
 import { createProductService } from '../modules/products/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
 import { createDeliveryWorker, createSender, createWebhookService } from '../modules/webhooks/index.js';
@@ -50,6 +51,9 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
   const deliveryWorker = createDeliveryWorker({ db, clock, log, sender });
+  // The card partner: the built-in sandbox until a real one is configured.
+  const partner = createSandboxPartner({ db, clock });
+  const payments = createPaymentService({ db, clock, log, partner, products, licenses });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
   return {
     database,
@@ -62,6 +66,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     verification,
     denylist,
     webhooks,
+    payments,
     deliveryWorker,
     sender,
     authenticate,

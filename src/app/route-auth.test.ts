@@ -28,6 +28,7 @@ interface Owned {
   licenseId: string;
   webhookId: string;
   deliveryId: string;
+  orderId: string;
 }
 
 type Entry =
@@ -157,6 +158,13 @@ const ROUTES: Record<string, Entry> = {
     path: (o) => `/v1/webhooks/${o.webhookId}/deliveries/${o.deliveryId}/redeliver`,
   },
   'core GET /v1/webhooks/:id/logs': { kind: 'resource', path: (o) => `/v1/webhooks/${o.webhookId}/logs` },
+  'core POST /v1/stripe/create-payment-intent': { kind: 'public' },
+  'core POST /v1/stripe/confirm-payment': { kind: 'public' },
+  // The transaction is named in the body; another seller's answers 404 (payments.test.ts).
+  'core POST /v1/transaction/status': { kind: 'own', body: { transaction: 'txn_x' } },
+  'core POST /v1/transactions': { kind: 'own', body: { transactionsId: ['txn_x'], limits: 'all' } },
+  'core GET /v1/orders': { kind: 'own' },
+  'core GET /v1/orders/:id': { kind: 'resource', path: (o) => `/v1/orders/${o.orderId}` },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },
 };
@@ -213,7 +221,14 @@ before(async () => {
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  const purchase = (
+    await server.api.post('/stripe/create-payment-intent', {
+      productId: product.id,
+      email: 'buyer@example.com',
+    })
+  ).expect(201).body;
   owned = {
+    orderId: purchase.orderId,
     appId: app.id,
     apiKeyId: apiKey.id,
     productId: product.id,

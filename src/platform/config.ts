@@ -47,6 +47,8 @@ export interface Config {
   readonly webhookLogDays: number;
   /** Milliseconds between passes of the webhook delivery worker. */
   readonly webhookPollMs: number;
+  /** Payment intents and confirmations allowed per minute per client address. */
+  readonly checkoutRateLimit: number;
   /** Whether this node runs the background jobs (expiry, webhook delivery, clean-ups). */
   readonly jobs: boolean;
 }
@@ -162,6 +164,7 @@ export function parseConfig(env: Env): Config {
       oneOf('WEBHOOK_ALLOW_PRIVATE', read('WEBHOOK_ALLOW_PRIVATE') ?? 'false', ['true', 'false'] as const) ===
       'true',
     webhookLogDays: integer('WEBHOOK_LOG_DAYS', read('WEBHOOK_LOG_DAYS') ?? '30', 1, 3650),
+    checkoutRateLimit: integer('CHECKOUT_RATE_LIMIT', read('CHECKOUT_RATE_LIMIT') ?? '60', 1, 1_000_000),
     jobs: oneOf('JOBS', read('JOBS') ?? 'on', ['on', 'off'] as const) === 'on',
     webhookPollMs: integer('WEBHOOK_POLL_MS', read('WEBHOOK_POLL_MS') ?? '200', 10, 60_000),
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL', read('EXPIRY_INTERVAL') ?? '60', 1, 86_400),

@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   email_taken: 409,
   product_in_use: 409,
   app_in_use: 409,
+  product_unavailable: 409,
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { currencyExponent, decimalPlaces, isSupportedCurrency, toDecimalString } from './money.js';
+import {
+  currencyExponent,
+  decimalPlaces,
+  isSupportedCurrency,
+  toDecimalString,
+  toMinorUnits,
+} from './money.js';
 
 describe('money', () => {
   test('knows the minor unit of ISO 4217 currencies', () => {
@@ -39,5 +45,18 @@ describe('money', () => {
     assert.equal(toDecimalString(19.99, 'USD'), '19.99');
     assert.equal(toDecimalString(0.1, 'EUR'), '0.10');
     assert.equal(toDecimalString(1500, 'JPY'), '1500');
+  });
+
+  test('converts exact decimals to minor units with the currency’s own exponent', () => {
+    const cases: [string, string, number][] = [
+      ['19.9900', 'USD', 1999],
+      ['0.1000', 'EUR', 10],
+      ['1500.0000', 'JPY', 1500],
+      ['12.3450', 'KWD', 12345],
+      ['999999999.9900', 'USD', 99999999999],
+    ];
+    for (const [amount, currency, minor] of cases)
+      assert.equal(toMinorUnits(amount, currency), minor, `${amount} ${currency}`);
+    assert.throws(() => toMinorUnits('10.5000', 'JPY'));
   });
 });

@@ -63,3 +63,16 @@ export function toDecimalString(amount: number, currency: string): string {
 export function fromDecimalString(value: string): number {
   return Number(value);
 }
+
+/**
+ * An exact decimal string ("19.9900") in the currency's minor units (1999 for USD, 1500 for a
+ * JPY "1500.0000"), as payment partners take amounts. String arithmetic: no float on the way.
+ */
+export function toMinorUnits(amount: string, currency: string): number {
+  const exponent = currencyExponent(currency) ?? 2;
+  const [whole = '0', fraction = ''] = amount.split('.');
+  const kept = fraction.padEnd(exponent, '0').slice(0, exponent);
+  if (/[1-9]/.test(fraction.slice(exponent)))
+    throw new Error(`${amount} has more decimals than ${currency} allows`);
+  return Number(`${whole}${kept}`);
+}

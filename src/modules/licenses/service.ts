@@ -90,6 +90,37 @@ export function createLicenseService({ db, clock, log, apps, products }: License
       return toLicense(row);
     },
 
+    /**
+     * Issues the license a paid order buys, inside the fulfilment's own transaction, so the
+     * payment, the order and the license commit together or not at all.
+     */
+    async issueForPurchase(
+      trx: Executor,
+      input: {
+        appId: string;
+        userId: string;
+        productId: string;
+        email: string;
+        expiresAt: Date | null;
+        now: Date;
+      },
+    ) {
+      const license = await store.insertLicense(trx, {
+        id: newId(),
+        key: generateLicenseKey(),
+        appId: input.appId,
+        productId: input.productId,
+        userId: input.userId,
+        email: input.email,
+        expiresAt: input.expiresAt,
+        metadata: {},
+        maxDevices: null,
+        now: input.now,
+      });
+      await recordLicenseEvent(trx, 'license.created', license, input.now);
+      return license;
+    },
+
     get: async (principal: Principal, appId: string, licenseId: string) =>
       toLicense(await requireLicense(principal, appId, licenseId)),
 

@@ -89,6 +89,12 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
   return {
     requireOwnedProduct,
 
+    /** What a buyer's checkout needs of a product, by id alone (no seller credentials). */
+    async forCheckout(id: string) {
+      const row = await store.findProductById(db, id);
+      return row ? { ...toProduct(row), exactPrice: row.price } : null;
+    },
+
     /** The app a product of the caller belongs to, or null when the caller cannot see it. */
     async productAppId(principal: Principal, id: string): Promise<string | null> {
       const row = await store.findProduct(db, principal.userId, id);

@@ -133,3 +133,7 @@ export async function listProducts(
   ]);
   return { rows, total: Number(total.total) };
 }
+
+export function findProductById(executor: Executor, id: string): Promise<ProductRow | undefined> {
+  return executor.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -187,6 +187,40 @@ export interface WebhookAttemptsTable {
   created_at: Timestamp;
 }
 
+export type OrderStatus = 'pending' | 'paid' | 'canceled' | 'rejected';
+
+export interface OrdersTable {
+  id: string;
+  transaction_id: string;
+  user_id: string;
+  product_id: string;
+  app_id: string;
+  license_id: string | null;
+  email: string;
+  amount: string;
+  currency: string;
+  status: ColumnType<OrderStatus, OrderStatus | undefined, OrderStatus>;
+  status_reason: ColumnType<string, string | undefined, string>;
+  payment_provider: string;
+  partner_payment_id: string;
+  client_secret: string;
+  paid_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SandboxPaymentsTable {
+  id: string;
+  idempotency_key: string;
+  amount_minor: number;
+  currency: string;
+  status: string;
+  failure_message: ColumnType<string | null, string | null | undefined, string | null>;
+  client_secret: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -200,6 +234,8 @@ export interface Schema {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  orders: OrdersTable;
+  sandbox_payments: SandboxPaymentsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -212,3 +248,4 @@ export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+export type OrderRow = Selectable<OrdersTable>;

@@ -1,0 +1,3 @@
+export { registerPaymentRoutes } from './routes.js';
+export { createSandboxPartner, SANDBOX_CARDS } from './sandbox-partner.js';
+export { createPaymentService, type PaymentService } from './service.js';

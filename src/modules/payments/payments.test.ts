@@ -1,0 +1,376 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  createApiKey,
+  createApp,
+  type SellerWithApp,
+  sellerWithApp,
+  startTestServer,
+  TEST_PASSWORD,
+  type TestServer,
+} from '../../testing/harness.js';
+import { assertError } from '../../testing/http-client.js';
+import { type TestClock, testClock } from '../../testing/test-clock.js';
+import { eventsForUser } from '../events/index.js';
+
+/** Purchases through HTTP with the built-in sandbox partner. */
+let server: TestServer;
+let clock: TestClock;
+before(async () => {
+  clock = testClock(new Date());
+  server = await startTestServer({ USER_TOKEN_TTL: '2592000' }, { clock, ownDatabase: true });
+});
+after(() => server.stop());
+
+const GOOD = '4242 4242 4242 4242';
+const DECLINED = '4000000000000002';
+
+async function product(seller: SellerWithApp, extra: Record<string, unknown> = {}) {
+  return (
+    await server.api.post(
+      '/products',
+      { appId: seller.appId, name: 'Pro', price: 19.99, currency: 'USD', ...extra },
+      { token: seller.token },
+    )
+  ).expect(201).body;
+}
+
+async function startPurchase(productId: string, email = 'buyer@example.com') {
+  return (await server.api.post('/stripe/create-payment-intent', { productId, email })).expect(201).body;
+}
+
+const confirm = (intent: { paymentIntentId: string; clientSecret: string }, testCard?: string) =>
+  server.api.post('/stripe/confirm-payment', {
+    paymentIntentId: intent.paymentIntentId,
+    clientSecret: intent.clientSecret,
+    ...(testCard ? { testCard } : {}),
+  });
+
+describe('a sandbox purchase', () => {
+  test('pays, issues one license for the product’s app, and shows up as order and transaction', async () => {
+    const seller = await sellerWithApp(server);
+    const item = await product(seller);
+    const intent = await startPurchase(item.id);
+    assert.equal(intent.paymentProvider, 'sandbox');
+    assert.equal(intent.testMode, true);
+    assert.equal(intent.amount, 19.99);
+    assert.match(intent.transactionId, /^txn_/);
+
+    const pending = (
+      await server.api.post(
+        '/transaction/status',
+        { transaction: intent.transactionId },
+        { token: seller.token },
+      )
+    ).expect(200).body;
+    assert.equal(pending.transactionStatus, 'pending');
+
+    const paid = (await confirm(intent, GOOD)).expect(200).body;
+    assert.equal(paid.transactionStatus, 'paid');
+    assert.match(paid.licenseKey, /^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/);
+
+    const verified = (
+      await server.api.post('/licenses/verify', { key: paid.licenseKey, appId: seller.appId })
+    ).expect(200).body;
+    assert.equal(verified.valid, true);
+    assert.equal(verified.email, 'buyer@example.com');
+
+    const status = (
+      await server.api.post(
+        '/transaction/status',
+        { transaction: intent.transactionId },
+        { token: seller.token },
+      )
+    ).expect(200).body;
+    assert.equal(status.status, 200);
+    assert.equal(status.transactionStatus, 'paid');
+    assert.equal(status.transactionStatusReason, '');
+    assert.match(status.info, /test mode/);
+    assert.deepEqual(Object.keys(status.transaction).sort(), [
+      'amount',
+      'currency',
+      'email',
+      'licenseId',
+      'paymentProvider',
+      'productId',
+      'statusReason',
+      'timestamp',
+      'transactionId',
+      'transactionStatus',
+    ]);
+    assert.equal(status.transaction.productId, item.id);
+
+    const order = (await server.api.get(`/orders/${intent.orderId}`, { token: seller.token })).expect(
+      200,
+    ).body;
+    assert.deepEqual(
+      [order.status, order.transactionId, order.licenseId],
+      ['paid', intent.transactionId, status.transaction.licenseId],
+    );
+    const license = (
+      await server.api.get(`/apps/${seller.appId}/licenses/${order.licenseId}`, { token: seller.token })
+    ).expect(200).body;
+    assert.deepEqual(
+      [license.productId, license.email, license.expiresAt],
+      [item.id, 'buyer@example.com', null],
+    );
+    const created = (await eventsForUser(server.db, seller.user.id)).filter(
+      (e) => e.type === 'license.created',
+    );
+    assert.equal(created.length, 1);
+
+    // Confirming again changes nothing and hands out no second license.
+    assert.equal((await confirm(intent)).expect(200).body.licenseKey, null);
+    assert.equal(
+      (await server.api.get(`/apps/${seller.appId}/licenses`, { token: seller.token })).body.total,
+      1,
+    );
+    assertError(
+      await server.api.delete(`/products/${item.id}`, { token: seller.token }),
+      409,
+      'product_in_use',
+    );
+  });
+
+  test('a declined card rejects the transaction with a reason; a good card afterwards pays it', async () => {
+    const seller = await sellerWithApp(server);
+    const intent = await startPurchase((await product(seller)).id);
+    const declined = (await confirm(intent, DECLINED)).expect(200).body;
+    assert.deepEqual(
+      [declined.transactionStatus, declined.statusReason, declined.licenseKey],
+      ['rejected', 'Your card was declined.', null],
+    );
+    const status = (
+      await server.api.post(
+        '/transaction/status',
+        { transaction: intent.transactionId },
+        { token: seller.token },
+      )
+    ).expect(200).body;
+    assert.equal(status.transactionStatusReason, 'Your card was declined.');
+    const paid = (await confirm(intent, GOOD)).expect(200).body;
+    assert.equal(paid.transactionStatus, 'paid');
+  });
+
+  test('confirmations racing one another issue exactly one license', async () => {
+    const seller = await sellerWithApp(server);
+    const intent = await startPurchase((await product(seller)).id);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => confirm(intent, GOOD).then((r) => r.expect(200).body)),
+    );
+    assert.equal(results.filter((r) => r.licenseKey !== null).length, 1);
+    assert.ok(results.every((r) => r.transactionStatus === 'paid'));
+    assert.equal(
+      (await server.api.get(`/apps/${seller.appId}/licenses`, { token: seller.token })).body.total,
+      1,
+    );
+  });
+
+  test('only the buyer holding the client secret can confirm', async () => {
+    const seller = await sellerWithApp(server);
+    const intent = await startPurchase((await product(seller)).id);
+    assertError(
+      await confirm({ ...intent, clientSecret: `${intent.clientSecret}x` }, GOOD),
+      404,
+      'not_found',
+    );
+    assertError(
+      await confirm({ paymentIntentId: 'sb_pi_nope', clientSecret: intent.clientSecret }, GOOD),
+      404,
+      'not_found',
+    );
+    assert.equal(
+      (
+        await server.api.post(
+          '/transaction/status',
+          { transaction: intent.transactionId },
+          { token: seller.token },
+        )
+      ).body.transactionStatus,
+      'pending',
+    );
+  });
+});
+
+describe('what can be bought', () => {
+  test('an inactive product, or a recurring one without a card partner price, cannot be bought', async () => {
+    const seller = await sellerWithApp(server);
+    const inactive = await product(seller, { active: false });
+    assertError(
+      await server.api.post('/stripe/create-payment-intent', {
+        productId: inactive.id,
+        email: 'b@example.com',
+      }),
+      409,
+      'product_unavailable',
+    );
+    const noPrice = await product(seller, { billingType: 'recurring', interval: 'month' });
+    assertError(
+      await server.api.post('/stripe/create-payment-intent', {
+        productId: noPrice.id,
+        email: 'b@example.com',
+      }),
+      409,
+      'product_unavailable',
+    );
+    assertError(
+      await server.api.post('/stripe/create-payment-intent', {
+        productId: '00000000-0000-7000-8000-000000000000',
+        email: 'b@example.com',
+      }),
+      404,
+      'not_found',
+    );
+  });
+
+  test('a recurring product’s license runs one interval', async () => {
+    const seller = await sellerWithApp(server);
+    const monthly = await product(seller, {
+      billingType: 'recurring',
+      interval: 'month',
+      partnerPriceIdRecurring: 'price_1',
+    });
+    clock.set('2030-01-31T10:00:00.000Z');
+    const paid = (await confirm(await startPurchase(monthly.id), GOOD)).expect(200).body;
+    const result = (await server.api.post('/licenses/verify', { key: paid.licenseKey })).expect(200).body;
+    assert.equal(result.expiresAt, '2030-03-03T10:00:00Z');
+  });
+
+  test('amounts reach the partner in the currency’s own minor units', async () => {
+    const seller = await sellerWithApp(server);
+    const cases: [number, string, number][] = [
+      [19.99, 'USD', 1999],
+      [1500, 'JPY', 1500],
+      [12.345, 'KWD', 12345],
+    ];
+    for (const [price, currency, minor] of cases) {
+      const intent = await startPurchase((await product(seller, { price, currency })).id);
+      const row = await server.db
+        .selectFrom('sandbox_payments')
+        .select(['amount_minor', 'currency'])
+        .where('id', '=', intent.paymentIntentId)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual([Number(row.amount_minor), row.currency], [minor, currency]);
+      assert.equal(intent.amount, price);
+    }
+  });
+});
+
+describe('orders and transactions for the seller', () => {
+  test('lists paid and pending orders with filters; transactions in relative windows, at most 200 ids', async () => {
+    clock.set('2031-06-01T12:00:00.000Z');
+    const seller = await sellerWithApp(server);
+    const item = await product(seller);
+    const old = await startPurchase(item.id, 'old@example.com');
+    await confirm(old, GOOD);
+    clock.set('2031-07-05T12:00:00.000Z');
+    const recent = await startPurchase(item.id, 'recent@example.com');
+    await confirm(recent, GOOD);
+    clock.set('2031-07-14T08:00:00.000Z');
+    const today = await startPurchase(item.id, 'today@example.com');
+    const rejected = await startPurchase(item.id, 'declined@example.com');
+    await confirm(rejected, DECLINED);
+    clock.set('2031-07-14T20:00:00.000Z');
+    // Six weeks on, the seller signs in again.
+    seller.token = (
+      await server.api.post('/auth/login', { email: seller.user.email, password: TEST_PASSWORD })
+    ).expect(200).body.token;
+
+    const list = (await server.api.get('/orders', { token: seller.token })).expect(200).body;
+    assert.deepEqual(
+      list.orders.map((o: { id: string }) => o.id),
+      [old.orderId, recent.orderId, today.orderId],
+    );
+    assert.equal(list.orders[0].licenseId, undefined, 'the list leaves detail fields out');
+    const onlyRejected = (await server.api.get('/orders?status=rejected', { token: seller.token })).expect(
+      200,
+    ).body;
+    assert.deepEqual(
+      onlyRejected.orders.map((o: { id: string }) => o.id),
+      [rejected.orderId],
+    );
+    assert.equal(
+      (await server.api.get('/orders?email=RECENT@example.com', { token: seller.token })).body.total,
+      1,
+    );
+    assert.equal(
+      (await server.api.get('/orders?from=2031-07-01T00:00:00Z', { token: seller.token })).body.total,
+      2,
+    );
+
+    const ids = [old, recent, today, rejected].map((i) => i.transactionId);
+    const batch = async (limits: string, email?: string) =>
+      (
+        await server.api.post(
+          '/transactions',
+          { transactionsId: ids, limits, ...(email ? { email } : {}) },
+          { token: seller.token },
+        )
+      ).expect(200).body;
+    assert.equal((await batch('all')).total, 4);
+    assert.equal((await batch('month')).total, 3);
+    assert.equal((await batch('week')).total, 2);
+    const todayBatch = await batch('today');
+    assert.deepEqual(
+      todayBatch.transactions.map((t: { transactionId: string }) => t.transactionId).sort(),
+      [today.transactionId, rejected.transactionId].sort(),
+    );
+    assert.equal(todayBatch.from, '2031-07-14T00:00:00.000Z');
+    assert.equal((await batch('all', 'old@example.com')).total, 1);
+
+    const tooMany = Array.from({ length: 201 }, (_, i) => `txn_${i}`);
+    const error = assertError(
+      await server.api.post(
+        '/transactions',
+        { transactionsId: tooMany, limits: 'all' },
+        { token: seller.token },
+      ),
+      400,
+      'validation_failed',
+    );
+    assert.equal(error.details?.[0]?.field, 'transactionsId');
+    assertError(
+      await server.api.post(
+        '/transactions',
+        { transactionsId: ids, limits: 'year' },
+        { token: seller.token },
+      ),
+      400,
+      'validation_failed',
+    );
+  });
+
+  test('another seller sees none of it; an API key sees only its app', async () => {
+    const seller = await sellerWithApp(server);
+    const intent = await startPurchase((await product(seller)).id);
+    const stranger = await sellerWithApp(server);
+    assertError(
+      await server.api.get(`/orders/${intent.orderId}`, { token: stranger.token }),
+      404,
+      'not_found',
+    );
+    assertError(
+      await server.api.post(
+        '/transaction/status',
+        { transaction: intent.transactionId },
+        { token: stranger.token },
+      ),
+      404,
+      'not_found',
+    );
+    assert.equal(
+      (
+        await server.api.post(
+          '/transactions',
+          { transactionsId: [intent.transactionId], limits: 'all' },
+          { token: stranger.token },
+        )
+      ).body.total,
+      0,
+    );
+    const sibling = await createApp(server, seller.token, 'Sibling');
+    const { key } = await createApiKey(server, seller.token, sibling.id);
+    assertError(await server.api.get(`/orders/${intent.orderId}`, { token: key }), 403, 'app_scope_mismatch');
+    assert.equal((await server.api.get('/orders', { token: key })).body.total, 0);
+  });
+});

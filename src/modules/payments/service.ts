@@ -1,0 +1,287 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { OrderRow, OrderStatus } from '../../platform/db/schema.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
+import { newId } from '../../platform/ids.js';
+import type { Log } from '../../platform/log.js';
+import { fromDecimalString, toMinorUnits } from '../../platform/money.js';
+import type { LicenseService } from '../licenses/index.js';
+import type { ProductService } from '../products/index.js';
+import type { PaymentPartner } from './partner.js';
+import type { SandboxPartner } from './sandbox-partner.js';
+import * as store from './store.js';
+
+export interface PaymentServiceDeps {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  partner: PaymentPartner | SandboxPartner;
+  products: Pick<ProductService, 'forCheckout'>;
+  licenses: Pick<LicenseService, 'issueForPurchase'>;
+}
+
+type Window = 'all' | 'today' | 'week' | 'month';
+
+export type PaymentService = ReturnType<typeof createPaymentService>;
+
+export function createPaymentService({ db, clock, log, partner, products, licenses }: PaymentServiceDeps) {
+  /**
+   * Brings the order in line with the partner's record of the payment. Paid issues the license
+   * in the same transaction as the order's move to paid, which only one caller can make: the
+   * confirm route and a partner webhook arriving together issue one license.
+   */
+  async function fulfil(order: OrderRow): Promise<{ order: OrderRow; licenseKey: string | null }> {
+    const intent = await partner.retrieveIntent(order.partner_payment_id);
+    const now = clock.now();
+    if (intent?.status === 'succeeded') {
+      const product = await products.forCheckout(order.product_id);
+      const result = await db.transaction().execute(async (trx) => {
+        const paid = await store.moveOrder(trx, order.id, 'paid', ['pending', 'rejected'], {
+          reason: '',
+          now,
+          paid: true,
+        });
+        if (!paid) return null;
+        const license = await licenses.issueForPurchase(trx, {
+          appId: paid.app_id,
+          userId: paid.user_id,
+          productId: paid.product_id,
+          email: paid.email,
+          expiresAt:
+            product?.billingType === 'recurring' ? addInterval(now, product.interval ?? 'month') : null,
+          now,
+        });
+        return { order: await store.linkLicense(trx, paid.id, license.id), licenseKey: license.key };
+      });
+      if (result) {
+        log.info({ orderId: order.id, licenseId: result.order.license_id }, 'order.paid');
+        return result;
+      }
+    } else if (intent?.status === 'canceled') {
+      await store.moveOrder(db, order.id, 'canceled', ['pending'], {
+        reason: 'The payment was canceled',
+        now,
+      });
+    } else if (intent?.failureMessage) {
+      await store.moveOrder(db, order.id, 'rejected', ['pending', 'rejected'], {
+        reason: intent.failureMessage,
+        now,
+      });
+    }
+    const current =
+      (await store.findByPartnerPayment(db, order.payment_provider, order.partner_payment_id)) ?? order;
+    return { order: current, licenseKey: null };
+  }
+
+  return {
+    /** The buyer starts paying for a product: a pending order and the partner's payment intent. */
+    async createPaymentIntent(input: { productId: string; email: string }) {
+      const product = await products.forCheckout(input.productId);
+      if (!product) throw notFound('Product');
+      if (!product.active) throw new AppError('product_unavailable', 'This product is no longer on sale');
+      if (product.billingType === 'recurring' && !product.partnerPriceIdRecurring) {
+        throw new AppError(
+          'product_unavailable',
+          'This recurring product has no card partner price yet and cannot be bought by card',
+        );
+      }
+      const orderId = newId();
+      // The order id is the idempotency key: a retried request never opens a second payment.
+      const intent = await partner.createIntent({
+        amountMinor: toMinorUnits(product.exactPrice, product.currency),
+        currency: product.currency,
+        idempotencyKey: orderId,
+        email: input.email,
+      });
+      const order = await store.insertOrder(db, {
+        id: orderId,
+        transaction_id: `txn_${randomBytes(12).toString('hex')}`,
+        user_id: product.userId,
+        product_id: product.id,
+        app_id: product.appId,
+        email: input.email.trim(),
+        amount: product.exactPrice,
+        currency: product.currency,
+        payment_provider: partner.name,
+        partner_payment_id: intent.id,
+        client_secret: intent.clientSecret,
+        created_at: clock.now(),
+      });
+      log.info({ orderId: order.id, productId: product.id }, 'order.created');
+      return {
+        orderId: order.id,
+        transactionId: order.transaction_id,
+        paymentIntentId: intent.id,
+        clientSecret: intent.clientSecret,
+        amount: fromDecimalString(order.amount),
+        currency: order.currency,
+        paymentProvider: partner.name,
+        testMode: partner.testMode,
+      };
+    },
+
+    /**
+     * After the buyer paid at the partner: re-reads the payment there (never the buyer's word)
+     * and fulfils. The client secret proves the caller is the buyer; the license key is theirs.
+     */
+    async confirmPayment(input: { paymentIntentId: string; clientSecret: string; testCard?: string }) {
+      const order = await store.findByPartnerPayment(db, partner.name, input.paymentIntentId);
+      if (!order || !sameSecret(order.client_secret, input.clientSecret)) throw notFound('Payment');
+      if (input.testCard !== undefined) {
+        if (!('pay' in partner))
+          throw new AppError('validation_failed', 'testCard is only accepted in sandbox mode', [
+            { field: 'testCard', message: 'sandbox only' },
+          ]);
+        await partner.pay(order.partner_payment_id, input.testCard);
+      }
+      const { order: current, licenseKey } = await fulfil(order);
+      return {
+        orderId: current.id,
+        transactionId: current.transaction_id,
+        transactionStatus: current.status,
+        statusReason: current.status_reason,
+        paymentProvider: current.payment_provider,
+        licenseKey,
+      };
+    },
+
+    async transactionStatus(principal: Principal, transactionId: string) {
+      const order = visible(
+        principal,
+        await store.findOwnedTransaction(db, principal.userId, transactionId),
+        'Transaction',
+      );
+      return {
+        status: 200 as const,
+        transactionStatus: order.status,
+        transactionStatusReason: order.status_reason,
+        info: order.payment_provider === 'sandbox' ? 'sandbox payment: test mode, no money moved' : '',
+        transaction: toTransaction(order),
+      };
+    },
+
+    /** Up to 200 of the seller's transactions by id, within a relative window (UTC). */
+    async transactions(
+      principal: Principal,
+      input: { transactionsId: string[]; limits: Window; email?: string },
+    ) {
+      const now = clock.now();
+      const from = windowStart(input.limits, now);
+      const { rows, total } = await store.listOrders(
+        db,
+        principal.userId,
+        {
+          statuses: ['pending', 'paid', 'canceled', 'rejected'],
+          transactionIds: input.transactionsId,
+          email: input.email,
+          appId: apiKeyAppId(principal),
+          ...(from ? { from } : {}),
+          to: new Date(now.getTime() + 1),
+        },
+        { limit: 200, offset: 0 },
+      );
+      return {
+        transactions: rows.map(toTransaction),
+        total,
+        limits: input.limits,
+        from: isoOrNull(from),
+        to: iso(now),
+      };
+    },
+
+    async listOrders(
+      principal: Principal,
+      filter: { status?: OrderStatus; productId?: string; email?: string; from?: string; to?: string },
+      page: Page,
+    ) {
+      const { rows, total } = await store.listOrders(
+        db,
+        principal.userId,
+        {
+          statuses: filter.status ? [filter.status] : ['paid', 'pending'],
+          appId: apiKeyAppId(principal),
+          productId: filter.productId,
+          email: filter.email,
+          from: filter.from ? new Date(filter.from) : undefined,
+          to: filter.to ? new Date(filter.to) : undefined,
+        },
+        page,
+      );
+      return { orders: rows.map(toOrderSummary), total, ...page };
+    },
+
+    async getOrder(principal: Principal, id: string) {
+      const order = visible(principal, await store.findOwnedOrder(db, principal.userId, id), 'Order');
+      return { ...toOrderSummary(order), licenseId: order.license_id, updatedAt: iso(order.updated_at) };
+    },
+  };
+}
+
+/** The seller's order, refused to an API key of another of their apps. */
+function visible(principal: Principal, order: OrderRow | undefined, what: string): OrderRow {
+  if (!order) throw notFound(what);
+  const keyApp = apiKeyAppId(principal);
+  if (keyApp && keyApp !== order.app_id)
+    throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+  return order;
+}
+
+function sameSecret(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Relative windows in UTC: today from 00:00 UTC, week the last 7 days, month the last 30 days. */
+export function windowStart(window: Window, now: Date): Date | null {
+  const day = 86_400_000;
+  switch (window) {
+    case 'all':
+      return null;
+    case 'today':
+      return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    case 'week':
+      return new Date(now.getTime() - 7 * day);
+    case 'month':
+      return new Date(now.getTime() - 30 * day);
+  }
+}
+
+function addInterval(from: Date, interval: 'month' | 'year'): Date {
+  const next = new Date(from);
+  if (interval === 'year') next.setUTCFullYear(next.getUTCFullYear() + 1);
+  else next.setUTCMonth(next.getUTCMonth() + 1);
+  return next;
+}
+
+function toTransaction(order: OrderRow) {
+  return {
+    transactionId: order.transaction_id,
+    transactionStatus: order.status,
+    statusReason: order.status_reason,
+    licenseId: order.license_id,
+    productId: order.product_id,
+    amount: fromDecimalString(order.amount),
+    currency: order.currency,
+    email: order.email,
+    timestamp: iso(order.updated_at),
+    paymentProvider: order.payment_provider,
+  };
+}
+
+function toOrderSummary(order: OrderRow) {
+  return {
+    id: order.id,
+    productId: order.product_id,
+    email: order.email,
+    amount: fromDecimalString(order.amount),
+    currency: order.currency,
+    status: order.status,
+    paymentProvider: order.payment_provider,
+    transactionId: order.transaction_id,
+    createdAt: iso(order.created_at),
+  };
+}

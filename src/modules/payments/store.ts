@@ -1,0 +1,105 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../platform/db/database.js';
+import type { OrderRow, OrderStatus } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/schemas.js';
+
+export function insertOrder(
+  executor: Executor,
+  order: Omit<OrderRow, 'license_id' | 'status' | 'status_reason' | 'paid_at' | 'updated_at'>,
+) {
+  return executor
+    .insertInto('orders')
+    .values({ ...order, updated_at: order.created_at })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findByPartnerPayment(executor: Executor, provider: string, partnerPaymentId: string) {
+  return executor
+    .selectFrom('orders')
+    .selectAll()
+    .where('payment_provider', '=', provider)
+    .where('partner_payment_id', '=', partnerPaymentId)
+    .executeTakeFirst();
+}
+
+/**
+ * Moves an order between states only from the states given, in one statement; concurrent
+ * fulfilments of one payment therefore pass this point once.
+ */
+export function moveOrder(
+  executor: Executor,
+  id: string,
+  to: OrderStatus,
+  from: readonly OrderStatus[],
+  changes: { reason: string; now: Date; paid?: boolean },
+) {
+  return executor
+    .updateTable('orders')
+    .set({
+      status: to,
+      status_reason: changes.reason,
+      updated_at: changes.now,
+      ...(changes.paid ? { paid_at: changes.now } : {}),
+    })
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function linkLicense(executor: Executor, id: string, licenseId: string) {
+  return executor
+    .updateTable('orders')
+    .set({ license_id: licenseId })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findOwnedOrder(executor: Executor, userId: string, id: string) {
+  return executor
+    .selectFrom('orders')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export function findOwnedTransaction(executor: Executor, userId: string, transactionId: string) {
+  return executor
+    .selectFrom('orders')
+    .selectAll()
+    .where('transaction_id', '=', transactionId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export interface OrderFilter {
+  statuses: readonly OrderStatus[];
+  productId?: string;
+  email?: string;
+  from?: Date;
+  to?: Date;
+  transactionIds?: readonly string[];
+  /** An API key sees only its app's orders. */
+  appId?: string | null;
+}
+
+export async function listOrders(executor: Executor, userId: string, filter: OrderFilter, page: Page) {
+  let query = executor
+    .selectFrom('orders')
+    .where('user_id', '=', userId)
+    .where('status', 'in', filter.statuses);
+  if (filter.productId) query = query.where('product_id', '=', filter.productId);
+  if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
+  if (filter.from) query = query.where('created_at', '>=', filter.from);
+  if (filter.to) query = query.where('created_at', '<', filter.to);
+  if (filter.transactionIds) query = query.where('transaction_id', 'in', filter.transactionIds);
+  if (filter.appId) query = query.where('app_id', '=', filter.appId);
+  const [rows, total] = await Promise.all([
+    query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.total) };
+}
