@@ -3,7 +3,11 @@ import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
 import { createKeyRing, createTokenDenylist, createTokenSigner } from '../modules/license-tokens/index.js';
 import { createLicenseService, createVerification } from '../modules/licenses/index.js';
-import { createPaymentService, createSandboxPartner } from '../modules/payments/index.js';
+import {
+  createPaymentService,
+  createSandboxPartner,
+  createStripePartner,
+} from '../modules/payments/index.js';
 import { createProductService } from '../modules/products/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
 import { createDeliveryWorker, createSender, createWebhookService } from '../modules/webhooks/index.js';
@@ -51,9 +55,25 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
   const deliveryWorker = createDeliveryWorker({ db, clock, log, sender });
-  // The card partner: the built-in sandbox until a real one is configured.
-  const partner = createSandboxPartner({ db, clock });
-  const payments = createPaymentService({ db, clock, log, partner, products, licenses });
+  // The card partner: Stripe when configured, the built-in sandbox otherwise.
+  const stripe = config.stripeSecretKey
+    ? createStripePartner({ secretKey: config.stripeSecretKey, apiUrl: config.stripeApiUrl })
+    : null;
+  const partner = stripe ?? createSandboxPartner({ db, clock });
+  const webhookSecret = config.stripeWebhookSecret;
+  const payments = createPaymentService({
+    db,
+    clock,
+    log,
+    partner,
+    products,
+    licenses,
+    verifyPartnerEvent:
+      stripe && webhookSecret
+        ? (rawBody, signature) =>
+            stripe.client.webhooks.constructEvent(rawBody, signature, webhookSecret, 300) as never
+        : null,
+  });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
   return {
     database,

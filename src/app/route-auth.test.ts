@@ -160,6 +160,7 @@ const ROUTES: Record<string, Entry> = {
   'core GET /v1/webhooks/:id/logs': { kind: 'resource', path: (o) => `/v1/webhooks/${o.webhookId}/logs` },
   'core POST /v1/stripe/create-payment-intent': { kind: 'public' },
   'core POST /v1/stripe/confirm-payment': { kind: 'public' },
+  'core POST /v1/stripe/webhook': { kind: 'public' },
   // The transaction is named in the body; another seller's answers 404 (payments.test.ts).
   'core POST /v1/transaction/status': { kind: 'own', body: { transaction: 'txn_x' } },
   'core POST /v1/transactions': { kind: 'own', body: { transactionsId: ['txn_x'], limits: 'all' } },

@@ -47,6 +47,11 @@ export interface Config {
   readonly webhookLogDays: number;
   /** Milliseconds between passes of the webhook delivery worker. */
   readonly webhookPollMs: number;
+  /** Stripe, when configured; otherwise the built-in sandbox partner takes payments. */
+  readonly stripeSecretKey: string | null;
+  readonly stripeWebhookSecret: string | null;
+  /** Where the Stripe SDK sends requests (default: Stripe itself). */
+  readonly stripeApiUrl: string | null;
   /** Payment intents and confirmations allowed per minute per client address. */
   readonly checkoutRateLimit: number;
   /** Whether this node runs the background jobs (expiry, webhook delivery, clean-ups). */
@@ -164,6 +169,9 @@ export function parseConfig(env: Env): Config {
       oneOf('WEBHOOK_ALLOW_PRIVATE', read('WEBHOOK_ALLOW_PRIVATE') ?? 'false', ['true', 'false'] as const) ===
       'true',
     webhookLogDays: integer('WEBHOOK_LOG_DAYS', read('WEBHOOK_LOG_DAYS') ?? '30', 1, 3650),
+    stripeSecretKey: read('STRIPE_SECRET_KEY') ?? null,
+    stripeWebhookSecret: read('STRIPE_WEBHOOK_SECRET') ?? null,
+    stripeApiUrl: read('STRIPE_API_URL') ? httpUrl('STRIPE_API_URL', read('STRIPE_API_URL') as string) : null,
     checkoutRateLimit: integer('CHECKOUT_RATE_LIMIT', read('CHECKOUT_RATE_LIMIT') ?? '60', 1, 1_000_000),
     jobs: oneOf('JOBS', read('JOBS') ?? 'on', ['on', 'off'] as const) === 'on',
     webhookPollMs: integer('WEBHOOK_POLL_MS', read('WEBHOOK_POLL_MS') ?? '200', 10, 60_000),

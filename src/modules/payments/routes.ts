@@ -9,6 +9,7 @@ import {
   OrderList,
   OrderListQuery,
   OrderParams,
+  PartnerEventAck,
   PaymentConfirmation,
   PaymentIntentCreated,
   TransactionBatch,
@@ -37,6 +38,23 @@ export function registerPaymentRoutes(
     config: { auth: 'public', rateLimit },
     schema: { tags: ['payments'], body: ConfirmPaymentBody, response: { 200: PaymentConfirmation } },
     handler: (request) => payments.confirmPayment(request.body),
+  });
+
+  // The partner signs the exact bytes it sent: this route alone reads the body as raw text.
+  app.register(async (raw) => {
+    raw.removeContentTypeParser('application/json');
+    raw.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, body),
+    );
+    raw.post('/stripe/webhook', {
+      config: { auth: 'public' },
+      schema: { tags: ['payments'], response: { 200: PartnerEventAck } },
+      handler: (request) =>
+        payments.receivePartnerEvent(
+          String(request.body ?? ''),
+          request.headers['stripe-signature'] as string | undefined,
+        ),
+    });
   });
 
   app.post('/transaction/status', {

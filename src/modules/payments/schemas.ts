@@ -114,3 +114,5 @@ export const OrderList = Type.Object({
   limit: Type.Integer(),
   offset: Type.Integer(),
 });
+
+export const PartnerEventAck = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });

@@ -21,13 +21,41 @@ export interface PaymentServiceDeps {
   partner: PaymentPartner | SandboxPartner;
   products: Pick<ProductService, 'forCheckout'>;
   licenses: Pick<LicenseService, 'issueForPurchase'>;
+  /**
+   * Checks a partner webhook's signature and returns its event; throws when it does not hold.
+   * Null when the partner sends no webhooks (the sandbox).
+   */
+  verifyPartnerEvent: ((rawBody: string, signature: string) => PartnerEvent) | null;
 }
+
+/** The part of a partner event this service reads. */
+export interface PartnerEvent {
+  id: string;
+  type: string;
+  data: { object: { id?: string; object?: string } };
+}
+
+/** Partner events that say a payment changed; each is answered by re-reading the payment. */
+const PAYMENT_EVENTS = new Set([
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.canceled',
+  'payment_intent.processing',
+]);
 
 type Window = 'all' | 'today' | 'week' | 'month';
 
 export type PaymentService = ReturnType<typeof createPaymentService>;
 
-export function createPaymentService({ db, clock, log, partner, products, licenses }: PaymentServiceDeps) {
+export function createPaymentService({
+  db,
+  clock,
+  log,
+  partner,
+  products,
+  licenses,
+  verifyPartnerEvent,
+}: PaymentServiceDeps) {
   /**
    * Brings the order in line with the partner's record of the payment. Paid issues the license
    * in the same transaction as the order's move to paid, which only one caller can make: the
@@ -146,6 +174,40 @@ export function createPaymentService({ db, clock, log, partner, products, licens
         paymentProvider: current.payment_provider,
         licenseKey,
       };
+    },
+
+    /**
+     * The card partner's webhook. The signature is checked on the raw body (bad or stale: 400,
+     * nothing changes); an event already handled is acknowledged again and changes nothing; a
+     * payment event is answered by re-reading the payment at the partner, so events that arrive
+     * late or out of order cannot move an order backwards.
+     */
+    async receivePartnerEvent(rawBody: string, signature: string | undefined) {
+      if (!verifyPartnerEvent) throw notFound('Partner webhook');
+      let event: PartnerEvent;
+      try {
+        event = verifyPartnerEvent(rawBody, signature ?? '');
+      } catch {
+        throw new AppError('bad_request', 'The partner signature does not match or is too old');
+      }
+      const seen = await db
+        .selectFrom('partner_events')
+        .select('id')
+        .where('id', '=', event.id)
+        .executeTakeFirst();
+      if (seen) return { received: true, duplicate: true };
+      const paymentId = event.data.object.id;
+      if (PAYMENT_EVENTS.has(event.type) && paymentId) {
+        const order = await store.findByPartnerPayment(db, partner.name, paymentId);
+        if (order) await fulfil(order);
+      }
+      await db
+        .insertInto('partner_events')
+        .values({ id: event.id, provider: partner.name, type: event.type, received_at: clock.now() })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+      log.info({ eventId: event.id, type: event.type }, 'payment.partner_event.handled');
+      return { received: true, duplicate: false };
     },
 
     async transactionStatus(principal: Principal, transactionId: string) {

@@ -221,6 +221,13 @@ export interface SandboxPaymentsTable {
   updated_at: Timestamp;
 }
 
+export interface PartnerEventsTable {
+  id: string;
+  provider: string;
+  type: string;
+  received_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -236,6 +243,7 @@ export interface Schema {
   webhook_attempts: WebhookAttemptsTable;
   orders: OrdersTable;
   sandbox_payments: SandboxPaymentsTable;
+  partner_events: PartnerEventsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
