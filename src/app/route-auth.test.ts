@@ -165,6 +165,9 @@ const ROUTES: Record<string, Entry> = {
   'core POST /v1/transaction/status': { kind: 'own', body: { transaction: 'txn_x' } },
   'core POST /v1/transactions': { kind: 'own', body: { transactionsId: ['txn_x'], limits: 'all' } },
   'core GET /v1/orders': { kind: 'own' },
+  // Disputes come from the card partner only; isolation is proven in stripe.test.ts.
+  'core GET /v1/disputes': { kind: 'own' },
+  'core GET /v1/disputes/:id': { kind: 'own' },
   'core GET /v1/orders/:id': { kind: 'resource', path: (o) => `/v1/orders/${o.orderId}` },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },

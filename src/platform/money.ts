@@ -76,3 +76,11 @@ export function toMinorUnits(amount: string, currency: string): number {
     throw new Error(`${amount} has more decimals than ${currency} allows`);
   return Number(`${whole}${kept}`);
 }
+
+/** Minor units back to an exact decimal string (1999 USD → "19.99", 1500 JPY → "1500"). */
+export function fromMinorUnits(minor: number, currency: string): string {
+  const exponent = currencyExponent(currency) ?? 2;
+  if (exponent === 0) return String(minor);
+  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  return `${minor < 0 ? '-' : ''}${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+}

@@ -91,6 +91,26 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     },
 
     /**
+     * A status move caused by a payment (refund, dispute), with its event; nothing happens when
+     * the license is not in a state it may leave. Returns whether it moved.
+     */
+    async moveForPayment(
+      licenseId: string,
+      to: LicenseStatus,
+      from: readonly LicenseStatus[],
+    ): Promise<boolean> {
+      const now = clock.now();
+      const event: EventType = to === 'active' ? 'license.updated' : 'license.revoked';
+      const moved = await db.transaction().execute(async (trx) => {
+        const row = await store.setLicenseStatus(trx, licenseId, to, from, now);
+        if (row) await recordLicenseEvent(trx, event, row, now);
+        return row;
+      });
+      if (moved) log.info({ licenseId, status: to }, 'license.status.changed');
+      return moved !== undefined;
+    },
+
+    /**
      * Issues the license a paid order buys, inside the fulfilment's own transaction, so the
      * payment, the order and the license commit together or not at all.
      */

@@ -5,6 +5,10 @@ import { pageOf } from '../../platform/http/schemas.js';
 import {
   ConfirmPaymentBody,
   CreatePaymentIntentBody,
+  DisputeDetail,
+  DisputeList,
+  DisputeListQuery,
+  DisputeParams,
   OrderDetail,
   OrderList,
   OrderListQuery,
@@ -76,6 +80,21 @@ export function registerPaymentRoutes(
       const { limit, offset, ...filter } = request.query;
       return payments.listOrders(principalOf(request), filter, pageOf({ limit, offset }));
     },
+  });
+
+  app.get('/disputes', {
+    config: { auth: 'seller' },
+    schema: { tags: ['disputes'], querystring: DisputeListQuery, response: { 200: DisputeList } },
+    handler: (request) => {
+      const { limit, offset, ...filter } = request.query;
+      return payments.listDisputes(principalOf(request), filter, pageOf({ limit, offset }));
+    },
+  });
+
+  app.get('/disputes/:id', {
+    config: { auth: 'seller' },
+    schema: { tags: ['disputes'], params: DisputeParams, response: { 200: DisputeDetail } },
+    handler: (request) => payments.getDispute(principalOf(request), request.params.id),
   });
 
   app.get('/orders/:id', {

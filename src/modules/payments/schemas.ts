@@ -116,3 +116,30 @@ export const OrderList = Type.Object({
 });
 
 export const PartnerEventAck = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
+
+const DisputeFields = {
+  id: Uuid,
+  orderId: Uuid,
+  status: Type.String(),
+  amount: Type.Number(),
+  currency: Type.String(),
+  reason: Type.String(),
+  createdAt: Timestamp,
+};
+export const DisputeSummary = Type.Object(DisputeFields);
+export const DisputeDetail = Type.Object({
+  ...DisputeFields,
+  evidenceDueBy: Nullable(Timestamp),
+  updatedAt: Timestamp,
+});
+export const DisputeParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const DisputeListQuery = Type.Object(
+  { ...PageQuery, status: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })) },
+  { additionalProperties: false },
+);
+export const DisputeList = Type.Object({
+  disputes: Type.Array(DisputeSummary),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});

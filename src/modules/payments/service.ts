@@ -1,13 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import type { OrderRow, OrderStatus } from '../../platform/db/schema.js';
+import type { DisputeRow, OrderRow, OrderStatus } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
-import { fromDecimalString, toMinorUnits } from '../../platform/money.js';
+import { fromDecimalString, fromMinorUnits, toMinorUnits } from '../../platform/money.js';
 import type { LicenseService } from '../licenses/index.js';
 import type { ProductService } from '../products/index.js';
 import type { PaymentPartner } from './partner.js';
@@ -20,7 +20,7 @@ export interface PaymentServiceDeps {
   log: Log;
   partner: PaymentPartner | SandboxPartner;
   products: Pick<ProductService, 'forCheckout'>;
-  licenses: Pick<LicenseService, 'issueForPurchase'>;
+  licenses: Pick<LicenseService, 'issueForPurchase' | 'moveForPayment'>;
   /**
    * Checks a partner webhook's signature and returns its event; throws when it does not hold.
    * Null when the partner sends no webhooks (the sandbox).
@@ -32,8 +32,22 @@ export interface PaymentServiceDeps {
 export interface PartnerEvent {
   id: string;
   type: string;
-  data: { object: { id?: string; object?: string } };
+  data: {
+    object: {
+      id?: string;
+      object?: string;
+      payment_intent?: string | null;
+      amount?: number;
+      currency?: string;
+      reason?: string;
+      status?: string;
+      evidence_details?: { due_by?: number | null } | null;
+    };
+  };
 }
+
+/** Dispute states of the partner that are over; a late event never reopens them. */
+const CLOSED_DISPUTES = ['won', 'lost'];
 
 /** Partner events that say a payment changed; each is answered by re-reading the payment. */
 const PAYMENT_EVENTS = new Set([
@@ -102,6 +116,67 @@ export function createPaymentService({
     const current =
       (await store.findByPartnerPayment(db, order.payment_provider, order.partner_payment_id)) ?? order;
     return { order: current, licenseKey: null };
+  }
+
+  /** A refunded payment cancels its transaction and revokes the license it bought. */
+  async function refund(paymentIntentId: string) {
+    const order = await store.findByPartnerPayment(db, partner.name, paymentIntentId);
+    if (!order) return;
+    const canceled = await store.moveOrder(db, order.id, 'canceled', ['paid'], {
+      reason: 'The payment was refunded',
+      now: clock.now(),
+    });
+    if (canceled?.license_id)
+      await licenses.moveForPayment(canceled.license_id, 'revoked', ['active', 'suspended', 'expired']);
+    if (canceled) log.info({ orderId: order.id }, 'order.refunded');
+  }
+
+  /**
+   * Records the partner's dispute and holds the license accordingly: suspended while the
+   * dispute is open, reinstated when it is won, revoked when it is lost.
+   */
+  async function recordDispute(
+    dispute: NonNullable<PartnerEvent['data']['object']> & { id: string; payment_intent: string },
+  ) {
+    const order = await store.findByPartnerPayment(db, partner.name, dispute.payment_intent);
+    if (!order) return;
+    const now = clock.now();
+    const dueBy = dispute.evidence_details?.due_by;
+    const row = await db
+      .insertInto('disputes')
+      .values({
+        id: newId(),
+        partner_dispute_id: dispute.id,
+        order_id: order.id,
+        user_id: order.user_id,
+        app_id: order.app_id,
+        status: dispute.status ?? 'needs_response',
+        amount: fromMinorUnits(dispute.amount ?? 0, order.currency),
+        currency: order.currency,
+        reason: dispute.reason ?? '',
+        evidence_due_by: dueBy ? new Date(dueBy * 1000) : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc
+          .column('partner_dispute_id')
+          .doUpdateSet((eb) => ({
+            status: eb.ref('excluded.status'),
+            reason: eb.ref('excluded.reason'),
+            evidence_due_by: eb.ref('excluded.evidence_due_by'),
+            updated_at: now,
+          }))
+          .where('disputes.status', 'not in', CLOSED_DISPUTES),
+      )
+      .returningAll()
+      .executeTakeFirst();
+    if (!row || !order.license_id) return;
+    if (row.status === 'won') await licenses.moveForPayment(order.license_id, 'active', ['suspended']);
+    else if (row.status === 'lost')
+      await licenses.moveForPayment(order.license_id, 'revoked', ['active', 'suspended']);
+    else await licenses.moveForPayment(order.license_id, 'suspended', ['active']);
+    log.info({ disputeId: row.id, status: row.status }, 'dispute.recorded');
   }
 
   return {
@@ -196,10 +271,14 @@ export function createPaymentService({
         .where('id', '=', event.id)
         .executeTakeFirst();
       if (seen) return { received: true, duplicate: true };
-      const paymentId = event.data.object.id;
-      if (PAYMENT_EVENTS.has(event.type) && paymentId) {
-        const order = await store.findByPartnerPayment(db, partner.name, paymentId);
+      const object = event.data.object;
+      if (PAYMENT_EVENTS.has(event.type) && object.id) {
+        const order = await store.findByPartnerPayment(db, partner.name, object.id);
         if (order) await fulfil(order);
+      } else if (event.type === 'charge.refunded' && object.payment_intent) {
+        await refund(object.payment_intent);
+      } else if (event.type.startsWith('charge.dispute.') && object.id && object.payment_intent) {
+        await recordDispute({ ...object, id: object.id, payment_intent: object.payment_intent });
       }
       await db
         .insertInto('partner_events')
@@ -275,6 +354,36 @@ export function createPaymentService({
       return { orders: rows.map(toOrderSummary), total, ...page };
     },
 
+    async listDisputes(principal: Principal, filter: { status?: string }, page: Page) {
+      let query = db.selectFrom('disputes').where('user_id', '=', principal.userId);
+      const keyApp = apiKeyAppId(principal);
+      if (keyApp) query = query.where('app_id', '=', keyApp);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      const [rows, total] = await Promise.all([
+        query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+        query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { disputes: rows.map(toDisputeSummary), total: Number(total.total), ...page };
+    },
+
+    async getDispute(principal: Principal, id: string) {
+      const row = await db
+        .selectFrom('disputes')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', principal.userId)
+        .executeTakeFirst();
+      if (!row) throw notFound('Dispute');
+      const keyApp = apiKeyAppId(principal);
+      if (keyApp && keyApp !== row.app_id)
+        throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+      return {
+        ...toDisputeSummary(row),
+        evidenceDueBy: isoOrNull(row.evidence_due_by),
+        updatedAt: iso(row.updated_at),
+      };
+    },
+
     async getOrder(principal: Principal, id: string) {
       const order = visible(principal, await store.findOwnedOrder(db, principal.userId, id), 'Order');
       return { ...toOrderSummary(order), licenseId: order.license_id, updatedAt: iso(order.updated_at) };
@@ -331,6 +440,18 @@ function toTransaction(order: OrderRow) {
     email: order.email,
     timestamp: iso(order.updated_at),
     paymentProvider: order.payment_provider,
+  };
+}
+
+function toDisputeSummary(row: DisputeRow) {
+  return {
+    id: row.id,
+    orderId: row.order_id,
+    status: row.status,
+    amount: fromDecimalString(row.amount),
+    currency: row.currency,
+    reason: row.reason,
+    createdAt: iso(row.created_at),
   };
 }
 

@@ -66,6 +66,35 @@ function webhook(
   });
 }
 
+/** Any signed partner event with the given object. */
+function partnerEvent(type: string, object: Record<string, unknown>) {
+  const payload = JSON.stringify({
+    id: `evt_${Math.random().toString(36).slice(2)}`,
+    object: 'event',
+    type,
+    data: { object },
+  });
+  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
+  return server.api.post('/stripe/webhook', undefined, {
+    raw: payload,
+    headers: { 'content-type': 'application/json', 'stripe-signature': header },
+  });
+}
+
+async function paidPurchase(seller: SellerWithApp) {
+  const intent = await purchase(seller);
+  fake.succeed(intent.paymentIntentId);
+  const paid = (
+    await server.api.post('/stripe/confirm-payment', {
+      paymentIntentId: intent.paymentIntentId,
+      clientSecret: intent.clientSecret,
+    })
+  ).expect(200).body;
+  return { ...intent, licenseKey: paid.licenseKey as string };
+}
+
+const verify = async (key: string) => (await server.api.post('/licenses/verify', { key })).expect(200).body;
+
 const licenses = async (seller: SellerWithApp) =>
   (await server.api.get(`/apps/${seller.appId}/licenses`, { token: seller.token })).expect(200).body.total;
 
@@ -199,5 +228,89 @@ describe('with the Stripe SDK', () => {
     ).expect(200).body;
     assert.deepEqual([first.duplicate, again.duplicate], [false, true]);
     assert.equal(await licenses(seller), 1);
+  });
+});
+
+describe('refunds and disputes', () => {
+  test('a refund cancels the transaction and revokes the license', async () => {
+    const seller = await sellerWithApp(server);
+    const paid = await paidPurchase(seller);
+    (
+      await partnerEvent('charge.refunded', {
+        id: 'ch_1',
+        object: 'charge',
+        payment_intent: paid.paymentIntentId,
+        refunded: true,
+      })
+    ).expect(200);
+    const status = (
+      await server.api.post(
+        '/transaction/status',
+        { transaction: paid.transactionId },
+        { token: seller.token },
+      )
+    ).expect(200).body;
+    assert.deepEqual(
+      [status.transactionStatus, status.transactionStatusReason],
+      ['canceled', 'The payment was refunded'],
+    );
+    const result = await verify(paid.licenseKey);
+    assert.deepEqual([result.valid, result.code], [false, 'license_revoked']);
+  });
+
+  test('a dispute suspends the license while open, gives it back when won, and revokes it when lost', async () => {
+    const seller = await sellerWithApp(server);
+    const won = await paidPurchase(seller);
+    const due = Math.floor(Date.UTC(2031, 0, 15) / 1000);
+    const dispute = (status: string) => ({
+      id: 'dp_won_case',
+      object: 'dispute',
+      payment_intent: won.paymentIntentId,
+      amount: 1999,
+      currency: 'usd',
+      reason: 'fraudulent',
+      status,
+      evidence_details: { due_by: due },
+    });
+    (await partnerEvent('charge.dispute.created', dispute('needs_response'))).expect(200);
+    assert.equal((await verify(won.licenseKey)).code, 'license_suspended');
+    const list = (await server.api.get('/disputes', { token: seller.token })).expect(200).body;
+    assert.equal(list.total, 1);
+    assert.deepEqual(
+      [list.disputes[0].status, list.disputes[0].amount, list.disputes[0].currency, list.disputes[0].reason],
+      ['needs_response', 19.99, 'USD', 'fraudulent'],
+    );
+    const detail = (await server.api.get(`/disputes/${list.disputes[0].id}`, { token: seller.token })).expect(
+      200,
+    ).body;
+    assert.equal(detail.evidenceDueBy, '2031-01-15T00:00:00.000Z');
+    assert.equal(detail.orderId, won.orderId);
+
+    (await partnerEvent('charge.dispute.closed', dispute('won'))).expect(200);
+    assert.equal((await verify(won.licenseKey)).valid, true);
+    // A late update from before the decision does not reopen it.
+    (await partnerEvent('charge.dispute.updated', dispute('under_review'))).expect(200);
+    assert.equal(
+      (await server.api.get(`/disputes/${detail.id}`, { token: seller.token })).body.status,
+      'won',
+    );
+    assert.equal((await verify(won.licenseKey)).valid, true);
+
+    const lost = await paidPurchase(seller);
+    const lostCase = {
+      id: 'dp_lost_case',
+      object: 'dispute',
+      payment_intent: lost.paymentIntentId,
+      amount: 1999,
+      currency: 'usd',
+      reason: 'product_not_received',
+    };
+    (await partnerEvent('charge.dispute.created', { ...lostCase, status: 'needs_response' })).expect(200);
+    (await partnerEvent('charge.dispute.closed', { ...lostCase, status: 'lost' })).expect(200);
+    assert.equal((await verify(lost.licenseKey)).code, 'license_revoked');
+
+    const stranger = await sellerWithApp(server);
+    assertError(await server.api.get(`/disputes/${detail.id}`, { token: stranger.token }), 404, 'not_found');
+    assert.equal((await server.api.get('/disputes', { token: stranger.token })).body.total, 0);
   });
 });

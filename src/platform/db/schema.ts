@@ -228,6 +228,21 @@ export interface PartnerEventsTable {
   received_at: Timestamp;
 }
 
+export interface DisputesTable {
+  id: string;
+  partner_dispute_id: string;
+  order_id: string;
+  user_id: string;
+  app_id: string;
+  status: string;
+  amount: string;
+  currency: string;
+  reason: ColumnType<string, string | undefined, string>;
+  evidence_due_by: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -244,6 +259,7 @@ export interface Schema {
   orders: OrdersTable;
   sandbox_payments: SandboxPaymentsTable;
   partner_events: PartnerEventsTable;
+  disputes: DisputesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -257,3 +273,4 @@ export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 export type OrderRow = Selectable<OrdersTable>;
+export type DisputeRow = Selectable<DisputesTable>;
