@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import {
   createApiKey,
   createApp,
@@ -150,6 +151,34 @@ describe('a sandbox purchase', () => {
     assert.equal(status.transactionStatusReason, 'Your card was declined.');
     const paid = (await confirm(intent, GOOD)).expect(200).body;
     assert.equal(paid.transactionStatus, 'paid');
+  });
+
+  test('a paid order queues one notice for the buyer (with the license key) and one for the seller', async () => {
+    const seller = await sellerWithApp(server);
+    const intent = await startPurchase((await product(seller)).id, 'notify@example.com');
+    await Promise.all([confirm(intent, GOOD), confirm(intent, GOOD)]);
+    const paid = (await confirm(intent)).expect(200).body;
+    assert.equal(paid.transactionStatus, 'paid');
+    const notices = await server.db
+      .selectFrom('notifications')
+      .select(['kind', 'to_email', 'to_user_id', 'data', 'status'])
+      .where(sql<string>`data->>'orderId'`, '=', intent.orderId)
+      .orderBy('kind')
+      .execute();
+    assert.deepEqual(
+      notices.map((n) => [n.kind, n.to_email, n.to_user_id, n.status]),
+      [
+        ['purchase.buyer', 'notify@example.com', null, 'pending'],
+        ['purchase.seller', null, seller.user.id, 'pending'],
+      ],
+    );
+    const license = (await server.api.get(`/orders/${intent.orderId}`, { token: seller.token })).expect(200)
+      .body.licenseId;
+    const key = (
+      await server.api.get(`/apps/${seller.appId}/licenses/${license}`, { token: seller.token })
+    ).expect(200).body.key;
+    assert.equal(notices[0]?.data.licenseKey, key);
+    assert.equal(notices[1]?.data.licenseKey, undefined, 'the seller’s notice does not carry the key');
   });
 
   test('confirmations racing one another issue exactly one license', async () => {

@@ -96,6 +96,11 @@ export function createPaymentService({
             product?.billingType === 'recurring' ? addInterval(now, product.interval ?? 'month') : null,
           now,
         });
+        await store.queuePurchaseNotices(trx, paid, {
+          licenseKey: license.key,
+          productName: product?.name ?? '',
+          now,
+        });
         return { order: await store.linkLicense(trx, paid.id, license.id), licenseKey: license.key };
       });
       if (result) {

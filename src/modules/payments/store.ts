@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import type { OrderRow, OrderStatus } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
+import { newId } from '../../platform/ids.js';
 
 export function insertOrder(
   executor: Executor,
@@ -46,6 +47,44 @@ export function moveOrder(
     .where('status', 'in', from)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Queues the buyer's and the seller's notice of a paid order, in the fulfilment's transaction. */
+export async function queuePurchaseNotices(
+  executor: Executor,
+  order: OrderRow,
+  details: { licenseKey: string; productName: string; now: Date },
+) {
+  const data = {
+    orderId: order.id,
+    transactionId: order.transaction_id,
+    productId: order.product_id,
+    productName: details.productName,
+    amount: order.amount,
+    currency: order.currency,
+    buyerEmail: order.email,
+  };
+  await executor
+    .insertInto('notifications')
+    .values([
+      {
+        id: newId(),
+        kind: 'purchase.buyer',
+        to_email: order.email,
+        to_user_id: null,
+        data: JSON.stringify({ ...data, licenseKey: details.licenseKey }),
+        created_at: details.now,
+      },
+      {
+        id: newId(),
+        kind: 'purchase.seller',
+        to_email: null,
+        to_user_id: order.user_id,
+        data: JSON.stringify(data),
+        created_at: details.now,
+      },
+    ])
+    .execute();
 }
 
 export function linkLicense(executor: Executor, id: string, licenseId: string) {

@@ -243,6 +243,17 @@ export interface DisputesTable {
   updated_at: Timestamp;
 }
 
+export interface NotificationsTable {
+  id: string;
+  kind: string;
+  to_email: string | null;
+  to_user_id: string | null;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  status: ColumnType<string, string | undefined, string>;
+  created_at: Timestamp;
+  sent_at: NullableTimestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -260,6 +271,7 @@ export interface Schema {
   sandbox_payments: SandboxPaymentsTable;
   partner_events: PartnerEventsTable;
   disputes: DisputesTable;
+  notifications: NotificationsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
