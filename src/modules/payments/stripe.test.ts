@@ -199,6 +199,27 @@ describe('with the Stripe SDK', () => {
     );
   });
 
+  test('a payment canceled at the partner cancels the transaction', async () => {
+    const seller = await sellerWithApp(server);
+    const intent = await purchase(seller);
+    const remote = fake.intents.get(intent.paymentIntentId);
+    assert.ok(remote);
+    remote.status = 'canceled';
+    (await webhook('payment_intent.canceled', intent.paymentIntentId)).expect(200);
+    const status = (
+      await server.api.post(
+        '/transaction/status',
+        { transaction: intent.transactionId },
+        { token: seller.token },
+      )
+    ).expect(200).body;
+    assert.deepEqual(
+      [status.transactionStatus, status.transactionStatusReason],
+      ['canceled', 'The payment was canceled'],
+    );
+    assert.equal(await licenses(seller), 0);
+  });
+
   test('a bad or stale signature is refused and changes nothing; a replayed event changes nothing twice', async () => {
     const seller = await sellerWithApp(server);
     const intent = await purchase(seller);
