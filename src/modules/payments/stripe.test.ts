@@ -44,37 +44,30 @@ async function purchase(seller: SellerWithApp, price = 19.99, currency = 'USD') 
   ).expect(201).body;
 }
 
-function webhook(
-  type: string,
-  paymentIntentId: string,
-  options: { id?: string; timestamp?: number; secret?: string } = {},
-) {
+/** A payment-intent event for `paymentIntentId`, signed as the partner signs it. */
+function webhook(type: string, paymentIntentId: string, options: EventOptions = {}) {
+  return partnerEvent(type, { id: paymentIntentId, object: 'payment_intent' }, options);
+}
+
+interface EventOptions {
+  id?: string;
+  timestamp?: number;
+  secret?: string;
+}
+
+/** Any partner event with the given object, signed as the partner signs it (or not, if asked). */
+function partnerEvent(type: string, object: Record<string, unknown>, options: EventOptions = {}) {
   const payload = JSON.stringify({
     id: options.id ?? `evt_${Math.random().toString(36).slice(2)}`,
     object: 'event',
     type,
-    data: { object: { id: paymentIntentId, object: 'payment_intent' } },
+    data: { object },
   });
   const header = signer.webhooks.generateTestHeaderString({
     payload,
     secret: options.secret ?? WEBHOOK_SECRET,
     ...(options.timestamp ? { timestamp: options.timestamp } : {}),
   });
-  return server.api.post('/stripe/webhook', undefined, {
-    raw: payload,
-    headers: { 'content-type': 'application/json', 'stripe-signature': header },
-  });
-}
-
-/** Any signed partner event with the given object. */
-function partnerEvent(type: string, object: Record<string, unknown>) {
-  const payload = JSON.stringify({
-    id: `evt_${Math.random().toString(36).slice(2)}`,
-    object: 'event',
-    type,
-    data: { object },
-  });
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
   return server.api.post('/stripe/webhook', undefined, {
     raw: payload,
     headers: { 'content-type': 'application/json', 'stripe-signature': header },
