@@ -27,7 +27,9 @@ export interface RunningService {
 
 /** Storage opened and migrated, with every domain service over it (the CLI uses it too). */
 export async function openModules(config: Config, log: Log, clock: Clock = systemClock) {
-  const database = await openDatabase(config);
+  const database = await openDatabase(config, (err) =>
+    log.warn({ err: { message: err.message } }, 'db.connection.lost'),
+  );
   try {
     await migrate(database, log);
     return createModules({ config, database, log, clock, sessionSecret: resolveSessionSecret(config) });

@@ -35,28 +35,37 @@ export function createLicenseService({ db, clock, log, apps, products }: License
   }
 
   /** A status move, refused with 409 when the license is not in a state it may leave. */
+  /**
+   * Moves a license to `to`, only from the states in `from`, with its event in the same
+   * transaction: back to active is license.updated, suspended or revoked is license.revoked.
+   */
+  async function moveStatus(licenseId: string, to: LicenseStatus, from: readonly LicenseStatus[]) {
+    const now = clock.now();
+    const event: EventType = to === 'active' ? 'license.updated' : 'license.revoked';
+    const row = await db.transaction().execute(async (trx) => {
+      const moved = await store.setLicenseStatus(trx, licenseId, to, from, now);
+      if (moved) await recordLicenseEvent(trx, event, moved, now);
+      return moved;
+    });
+    if (row) log.info({ licenseId, status: to }, 'license.status.changed');
+    return row;
+  }
+
+  /** A seller's status move, refused with 409 when the license is not in a state it may leave. */
   async function move(
     principal: Principal,
     appId: string,
     licenseId: string,
     to: LicenseStatus,
     from: readonly LicenseStatus[],
-    event: EventType,
   ) {
     const license = await requireLicense(principal, appId, licenseId);
-    const now = clock.now();
-    const row = await db.transaction().execute(async (trx) => {
-      const moved = await store.setLicenseStatus(trx, license.id, to, from, now);
-      if (moved) await recordLicenseEvent(trx, event, moved, now);
-      return moved;
-    });
-    if (!row) {
+    const row = await moveStatus(license.id, to, from);
+    if (!row)
       throw new AppError(
         'conflict',
         `A ${license.status} license cannot be ${to === 'active' ? 'reinstated' : to}`,
       );
-    }
-    log.info({ licenseId, status: to }, 'license.status.changed');
     return toLicense(row);
   }
 
@@ -99,15 +108,7 @@ export function createLicenseService({ db, clock, log, apps, products }: License
       to: LicenseStatus,
       from: readonly LicenseStatus[],
     ): Promise<boolean> {
-      const now = clock.now();
-      const event: EventType = to === 'active' ? 'license.updated' : 'license.revoked';
-      const moved = await db.transaction().execute(async (trx) => {
-        const row = await store.setLicenseStatus(trx, licenseId, to, from, now);
-        if (row) await recordLicenseEvent(trx, event, row, now);
-        return row;
-      });
-      if (moved) log.info({ licenseId, status: to }, 'license.status.changed');
-      return moved !== undefined;
+      return (await moveStatus(licenseId, to, from)) !== undefined;
     },
 
     /**
@@ -177,11 +178,11 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     },
 
     suspend: (principal: Principal, appId: string, licenseId: string) =>
-      move(principal, appId, licenseId, 'suspended', ['active'], 'license.revoked'),
+      move(principal, appId, licenseId, 'suspended', ['active']),
     revoke: (principal: Principal, appId: string, licenseId: string) =>
-      move(principal, appId, licenseId, 'revoked', ['active', 'suspended', 'expired'], 'license.revoked'),
+      move(principal, appId, licenseId, 'revoked', ['active', 'suspended', 'expired']),
     reinstate: (principal: Principal, appId: string, licenseId: string) =>
-      move(principal, appId, licenseId, 'active', ['suspended'], 'license.updated'),
+      move(principal, appId, licenseId, 'active', ['suspended']),
 
     async devices(principal: Principal, appId: string, licenseId: string) {
       const license = await requireLicense(principal, appId, licenseId);

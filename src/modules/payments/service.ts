@@ -46,9 +46,6 @@ export interface PartnerEvent {
   };
 }
 
-/** Dispute states of the partner that are over; a late event never reopens them. */
-const CLOSED_DISPUTES = ['won', 'lost'];
-
 /** Partner events that say a payment changed; each is answered by re-reading the payment. */
 const PAYMENT_EVENTS = new Set([
   'payment_intent.succeeded',
@@ -147,35 +144,15 @@ export function createPaymentService({
     if (!order) return;
     const now = clock.now();
     const dueBy = dispute.evidence_details?.due_by;
-    const row = await db
-      .insertInto('disputes')
-      .values({
-        id: newId(),
-        partner_dispute_id: dispute.id,
-        order_id: order.id,
-        user_id: order.user_id,
-        app_id: order.app_id,
-        status: dispute.status ?? 'needs_response',
-        amount: fromMinorUnits(dispute.amount ?? 0, order.currency),
-        currency: order.currency,
-        reason: dispute.reason ?? '',
-        evidence_due_by: dueBy ? new Date(dueBy * 1000) : null,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) =>
-        oc
-          .column('partner_dispute_id')
-          .doUpdateSet((eb) => ({
-            status: eb.ref('excluded.status'),
-            reason: eb.ref('excluded.reason'),
-            evidence_due_by: eb.ref('excluded.evidence_due_by'),
-            updated_at: now,
-          }))
-          .where('disputes.status', 'not in', CLOSED_DISPUTES),
-      )
-      .returningAll()
-      .executeTakeFirst();
+    const row = await store.upsertDispute(db, {
+      partnerDisputeId: dispute.id,
+      order,
+      status: dispute.status ?? 'needs_response',
+      amount: fromMinorUnits(dispute.amount ?? 0, order.currency),
+      reason: dispute.reason ?? '',
+      evidenceDueBy: dueBy ? new Date(dueBy * 1000) : null,
+      now,
+    });
     if (!row || !order.license_id) return;
     if (row.status === 'won') await licenses.moveForPayment(order.license_id, 'active', ['suspended']);
     else if (row.status === 'lost')
@@ -270,12 +247,7 @@ export function createPaymentService({
       } catch {
         throw new AppError('bad_request', 'The partner signature does not match or is too old');
       }
-      const seen = await db
-        .selectFrom('partner_events')
-        .select('id')
-        .where('id', '=', event.id)
-        .executeTakeFirst();
-      if (seen) return { received: true, duplicate: true };
+      if (await store.partnerEventSeen(db, event.id)) return { received: true, duplicate: true };
       const object = event.data.object;
       if (PAYMENT_EVENTS.has(event.type) && object.id) {
         const order = await store.findByPartnerPayment(db, partner.name, object.id);
@@ -285,11 +257,12 @@ export function createPaymentService({
       } else if (event.type.startsWith('charge.dispute.') && object.id && object.payment_intent) {
         await recordDispute({ ...object, id: object.id, payment_intent: object.payment_intent });
       }
-      await db
-        .insertInto('partner_events')
-        .values({ id: event.id, provider: partner.name, type: event.type, received_at: clock.now() })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
+      await store.recordPartnerEvent(db, {
+        id: event.id,
+        provider: partner.name,
+        type: event.type,
+        at: clock.now(),
+      });
       log.info({ eventId: event.id, type: event.type }, 'payment.partner_event.handled');
       return { received: true, duplicate: false };
     },
@@ -360,24 +333,17 @@ export function createPaymentService({
     },
 
     async listDisputes(principal: Principal, filter: { status?: string }, page: Page) {
-      let query = db.selectFrom('disputes').where('user_id', '=', principal.userId);
-      const keyApp = apiKeyAppId(principal);
-      if (keyApp) query = query.where('app_id', '=', keyApp);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      const [rows, total] = await Promise.all([
-        query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
-        query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { disputes: rows.map(toDisputeSummary), total: Number(total.total), ...page };
+      const { rows, total } = await store.listDisputes(
+        db,
+        principal.userId,
+        { ...filter, appId: apiKeyAppId(principal) },
+        page,
+      );
+      return { disputes: rows.map(toDisputeSummary), total, ...page };
     },
 
     async getDispute(principal: Principal, id: string) {
-      const row = await db
-        .selectFrom('disputes')
-        .selectAll()
-        .where('id', '=', id)
-        .where('user_id', '=', principal.userId)
-        .executeTakeFirst();
+      const row = await store.findOwnedDispute(db, principal.userId, id);
       if (!row) throw notFound('Dispute');
       const keyApp = apiKeyAppId(principal);
       if (keyApp && keyApp !== row.app_id)

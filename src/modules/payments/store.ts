@@ -142,3 +142,93 @@ export async function listOrders(executor: Executor, userId: string, filter: Ord
   ]);
   return { rows, total: Number(total.total) };
 }
+
+export async function partnerEventSeen(executor: Executor, id: string): Promise<boolean> {
+  return (
+    (await executor.selectFrom('partner_events').select('id').where('id', '=', id).executeTakeFirst()) !==
+    undefined
+  );
+}
+
+export async function recordPartnerEvent(
+  executor: Executor,
+  event: { id: string; provider: string; type: string; at: Date },
+) {
+  await executor
+    .insertInto('partner_events')
+    .values({ id: event.id, provider: event.provider, type: event.type, received_at: event.at })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}
+
+/** Dispute states of the partner that are over; a late event never reopens them. */
+const CLOSED_DISPUTES = ['won', 'lost'];
+
+/** Records the partner's dispute, or its new state unless it is already closed. */
+export function upsertDispute(
+  executor: Executor,
+  dispute: {
+    partnerDisputeId: string;
+    order: OrderRow;
+    status: string;
+    amount: string;
+    reason: string;
+    evidenceDueBy: Date | null;
+    now: Date;
+  },
+) {
+  return executor
+    .insertInto('disputes')
+    .values({
+      id: newId(),
+      partner_dispute_id: dispute.partnerDisputeId,
+      order_id: dispute.order.id,
+      user_id: dispute.order.user_id,
+      app_id: dispute.order.app_id,
+      status: dispute.status,
+      amount: dispute.amount,
+      currency: dispute.order.currency,
+      reason: dispute.reason,
+      evidence_due_by: dispute.evidenceDueBy,
+      created_at: dispute.now,
+      updated_at: dispute.now,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('partner_dispute_id')
+        .doUpdateSet((eb) => ({
+          status: eb.ref('excluded.status'),
+          reason: eb.ref('excluded.reason'),
+          evidence_due_by: eb.ref('excluded.evidence_due_by'),
+          updated_at: dispute.now,
+        }))
+        .where('disputes.status', 'not in', CLOSED_DISPUTES),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function listDisputes(
+  executor: Executor,
+  userId: string,
+  filter: { status?: string; appId: string | null },
+  page: Page,
+) {
+  let query = executor.selectFrom('disputes').where('user_id', '=', userId);
+  if (filter.appId) query = query.where('app_id', '=', filter.appId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const [rows, total] = await Promise.all([
+    query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.total) };
+}
+
+export function findOwnedDispute(executor: Executor, userId: string, id: string) {
+  return executor
+    .selectFrom('disputes')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}

@@ -92,7 +92,20 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
     /** What a buyer's checkout needs of a product, by id alone (no seller credentials). */
     async forCheckout(id: string) {
       const row = await store.findProductById(db, id);
-      return row ? { ...toProduct(row), exactPrice: row.price } : null;
+      if (!row) return null;
+      // Only what a purchase needs: never the callback secret or the seller's private settings.
+      return {
+        id: row.id,
+        userId: row.user_id,
+        appId: row.app_id,
+        name: row.name,
+        active: row.active,
+        exactPrice: row.price,
+        currency: row.currency,
+        billingType: row.billing_type,
+        interval: row.interval,
+        partnerPriceIdRecurring: row.partner_price_id_recurring,
+      };
     },
 
     /** The app a product of the caller belongs to, or null when the caller cannot see it. */

@@ -30,7 +30,10 @@ const PG_INT8 = 20;
  * to return the same JS types: int8 as number (counts fit), numeric as an exact string,
  * timestamptz as Date.
  */
-export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
+export async function openDatabase(
+  settings: DatabaseSettings,
+  onIdleError?: (error: Error) => void,
+): Promise<Database> {
   if (settings.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: settings.databaseUrl,
@@ -42,6 +45,9 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
             : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
+    // The server may end idle connections (restart, failover, admin): the pool replaces them on
+    // the next query. Without a listener that event would crash the process.
+    pool.on('error', (err) => onIdleError?.(err));
     return wrap(new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
   }
 
