@@ -1,4 +1,6 @@
+import { registerCheckoutRoutes } from '../modules/checkout/index.js';
 import { registerHealthRoutes } from '../modules/health/index.js';
+import { registerRenewalRoutes } from '../modules/subscriptions/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
 import { buildHost, type HostDeps } from './hosts.js';
 
@@ -11,5 +13,10 @@ export function buildCheckoutApp(deps: HostDeps): HttpApp {
   const { modules } = deps;
   return buildHost(deps, { prefix: '', bearerTokens: false }, (pay) => {
     registerHealthRoutes(pay, { ping: () => modules.database.ping() });
+    registerCheckoutRoutes(pay, modules.checkout, modules.payments, {
+      checkoutRateLimit: deps.config.checkoutRateLimit,
+      validateRateLimit: deps.config.checkoutValidateRateLimit,
+    });
+    registerRenewalRoutes(pay, modules.renewals, { rateLimit: deps.config.checkoutRateLimit });
   });
 }

@@ -5,6 +5,7 @@ import { registerKeySetRoutes } from '../modules/license-tokens/index.js';
 import { registerLicenseRoutes, registerVerificationRoutes } from '../modules/licenses/index.js';
 import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
+import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import { registerWebhookRoutes } from '../modules/webhooks/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
@@ -29,5 +30,6 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerKeySetRoutes(api, modules.keyRing);
     registerWebhookRoutes(api, modules.webhooks);
     registerPaymentRoutes(api, modules.payments, { checkoutRateLimit: config.checkoutRateLimit });
+    registerSubscriptionRoutes(api, modules.subscriptions);
   });
 }

@@ -1,14 +1,22 @@
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
+import { createCheckoutService } from '../modules/checkout/index.js';
 import { createKeyRing, createTokenDenylist, createTokenSigner } from '../modules/license-tokens/index.js';
 import { createLicenseService, createVerification } from '../modules/licenses/index.js';
+import { createMailer, createNotificationWorker } from '../modules/mail/index.js';
 import {
+  createCryptoPartner,
   createPaymentService,
   createSandboxPartner,
   createStripePartner,
 } from '../modules/payments/index.js';
 import { createProductService } from '../modules/products/index.js';
+import {
+  createRenewals,
+  createSubscriptionService,
+  insertSubscription,
+} from '../modules/subscriptions/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
 import { createDeliveryWorker, createSender, createWebhookService } from '../modules/webhooks/index.js';
 import type { Clock } from '../platform/clock.js';
@@ -66,14 +74,36 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     clock,
     log,
     partner,
+    crypto: config.crypto ? createCryptoPartner(config.crypto) : null,
     products,
     licenses,
+    openSubscription: insertSubscription,
     verifyPartnerEvent:
       stripe && webhookSecret
         ? (rawBody, signature) =>
             stripe.client.webhooks.constructEvent(rawBody, signature, webhookSecret, 300) as never
         : null,
   });
+  const subscriptions = createSubscriptionService({ db, clock, log, partner });
+  const checkout = createCheckoutService({
+    clock,
+    log,
+    payments,
+    products,
+    card:
+      stripe && config.stripePublishableKey
+        ? { kind: 'stripe', publishableKey: config.stripePublishableKey }
+        : { kind: 'sandbox' },
+    cryptoConfigured: config.crypto !== null,
+    payUrl: config.payPublicUrl,
+  });
+  const renewals = createRenewals({ db, clock, log, partner, licenses });
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    outboxDir: config.mailOutboxDir,
+  });
+  const notificationWorker = createNotificationWorker({ db, clock, log, mailer });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
   return {
     database,
@@ -87,8 +117,13 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     denylist,
     webhooks,
     payments,
+    subscriptions,
+    renewals,
+    checkout,
     deliveryWorker,
     sender,
+    mailer,
+    notificationWorker,
     authenticate,
   };
 }

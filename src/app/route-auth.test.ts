@@ -29,6 +29,7 @@ interface Owned {
   webhookId: string;
   deliveryId: string;
   orderId: string;
+  subscriptionId: string;
 }
 
 type Entry =
@@ -169,8 +170,25 @@ const ROUTES: Record<string, Entry> = {
   'core GET /v1/disputes': { kind: 'own' },
   'core GET /v1/disputes/:id': { kind: 'own' },
   'core GET /v1/orders/:id': { kind: 'resource', path: (o) => `/v1/orders/${o.orderId}` },
+  'core GET /v1/subscriptions': { kind: 'own' },
+  'core POST /v1/subscriptions/:id/cancel': {
+    kind: 'resource',
+    path: (o) => `/v1/subscriptions/${o.subscriptionId}/cancel`,
+  },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },
+  // Buyers' pages and the checkout API: public by design, or authenticated by the product's
+  // callback secret in the body (the charge route; checkout.test.ts and subscriptions.test.ts).
+  'pay GET /checkout/assets/checkout.css': { kind: 'public' },
+  'pay GET /checkout/assets/checkout.js': { kind: 'public' },
+  'pay GET /checkout/:productId': { kind: 'public' },
+  'pay POST /checkout/:productId': { kind: 'public' },
+  'pay GET /checkout/:productId/complete': { kind: 'public' },
+  'pay GET /checkout/:productId/continue': { kind: 'public' },
+  'pay POST /api/checkout/payment-intent': { kind: 'public' },
+  'pay POST /api/checkout/mirror/validate': { kind: 'public' },
+  'pay POST /api/checkout/mirror/subscription/charge': { kind: 'public' },
+  'pay POST /api/checkout/crypto/webhook': { kind: 'public' },
 };
 
 const license = (o: Owned) => `/v1/apps/${o.appId}/licenses/${o.licenseId}`;
@@ -231,7 +249,41 @@ before(async () => {
       email: 'buyer@example.com',
     })
   ).expect(201).body;
+  const recurring = (
+    await server.api.post(
+      '/products',
+      {
+        appId: app.id,
+        name: 'Monthly',
+        price: 5,
+        currency: 'USD',
+        billingType: 'recurring',
+        interval: 'month',
+        partnerPriceIdRecurring: 'price_monthly',
+      },
+      { token: owner.token },
+    )
+  ).expect(201).body;
+  const started = (
+    await server.api.post('/stripe/create-payment-intent', {
+      productId: recurring.id,
+      email: 'sub@example.com',
+    })
+  ).expect(201).body;
+  (
+    await server.api.post('/stripe/confirm-payment', {
+      paymentIntentId: started.paymentIntentId,
+      clientSecret: started.clientSecret,
+      testCard: '4242424242424242',
+    })
+  ).expect(200);
+  const subscription = await server.db
+    .selectFrom('subscriptions')
+    .select('id')
+    .where('product_id', '=', recurring.id)
+    .executeTakeFirstOrThrow();
   owned = {
+    subscriptionId: subscription.id,
     orderId: purchase.orderId,
     appId: app.id,
     apiKeyId: apiKey.id,

@@ -62,6 +62,7 @@ export async function startService(
       jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
       jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () => modules.denylist.purge());
       jobs.every('webhook.delivery', config.webhookPollMs, () => modules.deliveryWorker.runOnce());
+      jobs.every('mail.delivery', config.mailPollMs, () => modules.notificationWorker.runOnce());
       jobs.every('webhook.logs.purge', 60 * 60 * 1000, () =>
         purgeAttempts(database.db, new Date(clock.now().getTime() - config.webhookLogDays * 86_400_000)),
       );
@@ -106,6 +107,7 @@ export async function startService(
           }
           await jobs.stop();
           await modules.sender.close();
+          modules.mailer.close();
           redis?.disconnect();
           await database.close();
           log.info('server.stopped');

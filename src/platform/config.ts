@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /**
@@ -54,8 +55,22 @@ export interface Config {
   readonly stripeApiUrl: string | null;
   /** Payment intents and confirmations allowed per minute per client address. */
   readonly checkoutRateLimit: number;
-  /** Whether this node runs the background jobs (expiry, webhook delivery, clean-ups). */
+  /** Stripe's publishable key, for Stripe Elements on the hosted checkout page. */
+  readonly stripePublishableKey: string | null;
+  /** Mirror validate calls allowed per minute per client address. */
+  readonly checkoutValidateRateLimit: number;
+  /** The crypto partner (all three or none); products with cryptoPaymentsEnabled may use it. */
+  readonly crypto: { apiUrl: string; apiKey: string; webhookSecret: string } | null;
+  /** Whether this node runs the background jobs (expiry, webhook and mail delivery, clean-ups). */
   readonly jobs: boolean;
+  /** SMTP server mail goes through (nodemailer URL form); null writes mail to mailOutboxDir. */
+  readonly smtpUrl: string | null;
+  /** From header of every message. */
+  readonly mailFrom: string;
+  /** Folder receiving one .eml file per message when no SMTP server is configured. */
+  readonly mailOutboxDir: string;
+  /** Milliseconds between passes of the mail delivery worker. */
+  readonly mailPollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -142,6 +157,49 @@ export function parseConfig(env: Env): Config {
     throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL');
   }
 
+  const smtpUrl = read('SMTP_URL') ?? null;
+  if (smtpUrl !== null) checkSmtpUrl(smtpUrl);
+  const mailFrom = read('MAIL_FROM') ?? 'Licensing <no-reply@localhost>';
+  if (!MAIL_FROM_PATTERN.test(mailFrom)) {
+    throw new ConfigError('MAIL_FROM', 'must be an address, optionally with a name: "Name <a@b.example>"');
+  }
+  // In memory there is no data folder to put the outbox in; the system's temporary folder is.
+  const mailOutboxDir =
+    read('MAIL_OUTBOX_DIR') ??
+    (dataDir === IN_MEMORY_DATA_DIR
+      ? path.join(os.tmpdir(), 'licensing-outbox')
+      : path.join(path.resolve(dataDir), 'outbox'));
+
+  const stripeSecretKey = read('STRIPE_SECRET_KEY') ?? null;
+  const stripePublishableKey = read('STRIPE_PUBLISHABLE_KEY') ?? null;
+  if (stripeSecretKey !== null && stripePublishableKey === null && nodeEnv === 'production') {
+    throw new ConfigError(
+      'STRIPE_PUBLISHABLE_KEY',
+      'is required with STRIPE_SECRET_KEY for the checkout page',
+    );
+  }
+  if (stripePublishableKey !== null && !/^pk_(test|live)_[A-Za-z0-9]+$/.test(stripePublishableKey)) {
+    throw new ConfigError(
+      'STRIPE_PUBLISHABLE_KEY',
+      'must be a Stripe publishable key (pk_test_… or pk_live_…)',
+    );
+  }
+
+  const cryptoNames = ['CRYPTO_API_URL', 'CRYPTO_API_KEY', 'CRYPTO_WEBHOOK_SECRET'] as const;
+  const cryptoValues = cryptoNames.map((name) => read(name));
+  const cryptoMissing = cryptoNames.filter((_, i) => cryptoValues[i] === undefined);
+  if (cryptoMissing.length > 0 && cryptoMissing.length < cryptoNames.length) {
+    throw new ConfigError(cryptoMissing[0] as string, `${cryptoNames.join(', ')} go together`);
+  }
+  const crypto =
+    cryptoMissing.length === 0
+      ? {
+          apiUrl: httpUrl('CRYPTO_API_URL', cryptoValues[0] as string),
+          apiKey: cryptoValues[1] as string,
+          webhookSecret: cryptoValues[2] as string,
+        }
+      : null;
+
   return Object.freeze({
     env: nodeEnv,
     host: read('HOST') ?? '0.0.0.0',
@@ -169,14 +227,43 @@ export function parseConfig(env: Env): Config {
       oneOf('WEBHOOK_ALLOW_PRIVATE', read('WEBHOOK_ALLOW_PRIVATE') ?? 'false', ['true', 'false'] as const) ===
       'true',
     webhookLogDays: integer('WEBHOOK_LOG_DAYS', read('WEBHOOK_LOG_DAYS') ?? '30', 1, 3650),
-    stripeSecretKey: read('STRIPE_SECRET_KEY') ?? null,
+    stripeSecretKey,
+    stripePublishableKey,
+    checkoutValidateRateLimit: integer(
+      'CHECKOUT_VALIDATE_RATE_LIMIT',
+      read('CHECKOUT_VALIDATE_RATE_LIMIT') ?? '30',
+      1,
+      1_000_000,
+    ),
+    crypto,
     stripeWebhookSecret: read('STRIPE_WEBHOOK_SECRET') ?? null,
     stripeApiUrl: read('STRIPE_API_URL') ? httpUrl('STRIPE_API_URL', read('STRIPE_API_URL') as string) : null,
     checkoutRateLimit: integer('CHECKOUT_RATE_LIMIT', read('CHECKOUT_RATE_LIMIT') ?? '60', 1, 1_000_000),
     jobs: oneOf('JOBS', read('JOBS') ?? 'on', ['on', 'off'] as const) === 'on',
     webhookPollMs: integer('WEBHOOK_POLL_MS', read('WEBHOOK_POLL_MS') ?? '200', 10, 60_000),
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL', read('EXPIRY_INTERVAL') ?? '60', 1, 86_400),
+    smtpUrl,
+    mailFrom,
+    mailOutboxDir: path.resolve(mailOutboxDir),
+    mailPollMs: integer('MAIL_POLL_MS', read('MAIL_POLL_MS') ?? '1000', 10, 600_000),
   });
+}
+
+/** "a@b.example" or "Name <a@b.example>"; no line breaks, so it cannot smuggle in headers. */
+const MAIL_FROM_PATTERN = /^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/;
+
+function checkSmtpUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    // Never echo the value: it may carry the SMTP password.
+    throw new ConfigError('SMTP_URL', 'must be an smtp:// or smtps:// URL');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new ConfigError('SMTP_URL', 'must use smtp:// (STARTTLS when offered) or smtps:// (TLS)');
+  }
+  if (!url.hostname) throw new ConfigError('SMTP_URL', 'must name the SMTP server host');
 }
 
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net, { type AddressInfo } from 'node:net';
 import { type RunningService, startService } from '../app/service.js';
 import type { Clock } from '../platform/clock.js';
 import { type Config, parseConfig } from '../platform/config.js';
@@ -78,6 +79,21 @@ export async function startTestServer(
       await scratch?.drop();
     },
   };
+}
+
+/**
+ * A port free on loopback right now, for a listener whose public address must be known before it
+ * starts (PAY_PORT with PAY_PUBLIC_URL). Another process could take it first; tests accept that.
+ */
+export async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }
 
 export function uniqueSuffix(): string {

@@ -1,4 +1,4 @@
-import { LicensingApiError } from './errors.js';
+import { requestJson } from './http.js';
 import type {
   ApiKey,
   App,
@@ -44,38 +44,9 @@ export class LicensingClient {
     for (const [name, value] of Object.entries(query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = {};
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await this.fetchImpl(url, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: { error?: { code?: string; message?: string; requestId?: string; details?: [] } } | undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // Not our answer (a proxy's error page, say): report it as such.
-      throw new LicensingApiError(
-        res.status,
-        'unexpected_response',
-        `HTTP ${res.status}: ${text.slice(0, 200)}`,
-        undefined,
-      );
-    }
-    if (!res.ok) {
-      const error = parsed?.error ?? {};
-      throw new LicensingApiError(
-        res.status,
-        error.code ?? 'http_error',
-        error.message ?? res.statusText,
-        error.requestId,
-        error.details,
-      );
-    }
-    return parsed as T;
+    return requestJson<T>(this.fetchImpl, method, url, body, headers);
   }
 
   // Client software: public routes. The app id is required here: without it, a key issued for

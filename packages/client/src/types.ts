@@ -123,6 +123,8 @@ export interface Product {
   licenseEmails: string[];
   sendLicenseToCustomer: boolean;
   callbackSecret: string;
+  /** Where the checkout host POSTs this product's merchant webhooks; null when off. */
+  merchantWebhookUrl: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -151,4 +153,63 @@ export interface LicenseInput {
   expiresAt?: string | null;
   metadata?: License['metadata'];
   maxDevices?: number | null;
+}
+
+/** POST /api/checkout/mirror/validate: a paid purchase matches the license and e-mail. */
+export interface VerifiedPurchase {
+  success: true;
+  verified: true;
+  status: 'successful';
+  purchase: {
+    /** The order. */
+    id: string;
+    productId: string;
+    createdAt: string;
+    transactionId: string;
+    /** Null for one-time products. */
+    subscriptionId: string | null;
+  };
+}
+
+/** The same answer for an unknown license, another e-mail and an unpaid order. */
+export interface UnverifiedPurchase {
+  success: false;
+  verified: false;
+  status: 'not_verified';
+  code: 'purchase_not_verified';
+  message: string;
+}
+
+export type PurchaseValidation = VerifiedPurchase | UnverifiedPurchase;
+
+/** POST /api/checkout/mirror/subscription/charge: the period is paid (`duplicate` on repeats). */
+export interface RenewalCharge {
+  success: true;
+  duplicate: boolean;
+  status: 'paid';
+  subscriptionId: string;
+  orderId: string;
+  transactionId: string;
+  amount: number;
+  currency: string;
+  currentPeriodEnd: string;
+  licenseExpiresAt: string;
+}
+
+export type MerchantEventType =
+  | 'payment.succeeded'
+  | 'payment.failed'
+  | 'payment.refunded'
+  | 'subscription.created'
+  | 'subscription.renewed'
+  | 'subscription.canceled'
+  | 'dispute.created'
+  | 'dispute.updated';
+
+/** A checkout merchant webhook body; the id is the same on every attempt. */
+export interface MerchantWebhookEvent<T = Record<string, unknown>> {
+  id: string;
+  type: MerchantEventType;
+  data: T;
+  timestamp: string;
 }

@@ -1,2 +1,8 @@
-export { EVENT_TYPES, type EventType } from './event-types.js';
+export {
+  EVENT_TYPES,
+  type EventType,
+  isMerchantEvent,
+  MERCHANT_EVENT_TYPES,
+  type MerchantEventType,
+} from './event-types.js';
 export { eventsForUser, type NewEvent, type RecordedEvent, recordEvent } from './store.js';

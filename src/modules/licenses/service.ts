@@ -142,6 +142,22 @@ export function createLicenseService({ db, clock, log, apps, products }: License
       return license;
     },
 
+    /**
+     * A paid renewal moves the license's expiry to the new period end, in the renewal's own
+     * transaction; a license that expired meanwhile becomes active again. Suspended or revoked
+     * licenses keep their status (a dispute or the seller decided that).
+     */
+    async extendForRenewal(trx: Executor, licenseId: string, expiresAt: Date, now: Date) {
+      const row = await store.extendExpiry(trx, licenseId, expiresAt, now);
+      if (row) await recordLicenseEvent(trx, 'license.updated', row, now);
+      return row;
+    },
+
+    /** A license's key, for the buyer who proved the purchase (checkout receipt). */
+    async keyOf(licenseId: string): Promise<string | null> {
+      return (await store.findLicenseById(db, licenseId))?.key ?? null;
+    },
+
     get: async (principal: Principal, appId: string, licenseId: string) =>
       toLicense(await requireLicense(principal, appId, licenseId)),
 

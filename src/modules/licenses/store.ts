@@ -244,3 +244,22 @@ export async function expireDue(executor: Executor, now: Date, limit: number) {
       .execute()
   );
 }
+
+/** Sets a license's expiry; an expired license becomes active again with it. */
+export function extendExpiry(executor: Executor, licenseId: string, expiresAt: Date, now: Date) {
+  return executor
+    .updateTable('licenses')
+    .set((eb) => ({
+      expires_at: expiresAt,
+      status: eb
+        .case()
+        .when('status', '=', 'expired')
+        .then(eb.val<LicenseStatus>('active'))
+        .else(eb.ref('status'))
+        .end(),
+      updated_at: now,
+    }))
+    .where('id', '=', licenseId)
+    .returningAll()
+    .executeTakeFirst();
+}

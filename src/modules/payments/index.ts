@@ -1,4 +1,7 @@
+export { type CryptoPartner, createCryptoPartner } from './crypto-partner.js';
+export type { PaymentPartner, SavedCard } from './partner.js';
 export { registerPaymentRoutes } from './routes.js';
 export { createSandboxPartner, SANDBOX_CARDS } from './sandbox-partner.js';
-export { createPaymentService, type PaymentService } from './service.js';
+export { addInterval, createPaymentService, type PaymentService, recordMerchantEvent } from './service.js';
+export { moveOrder } from './store.js';
 export { createStripePartner } from './stripe-partner.js';

@@ -154,8 +154,11 @@ describe('a sandbox purchase', () => {
   });
 
   test('a paid order queues one notice for the buyer (with the license key) and one for the seller', async () => {
-    const seller = await sellerWithApp(server);
-    const intent = await startPurchase((await product(seller)).id, 'notify@example.com');
+    const seller = await sellerWithApp(server, 'enterprise');
+    const intent = await startPurchase(
+      (await product(seller, { sendLicenseToCustomer: true })).id,
+      'notify@example.com',
+    );
     await Promise.all([confirm(intent, GOOD), confirm(intent, GOOD)]);
     const paid = (await confirm(intent)).expect(200).body;
     assert.equal(paid.transactionStatus, 'paid');

@@ -4,15 +4,39 @@ import type { OrderRow, OrderStatus } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 
+type OptionalOrderColumns =
+  | 'license_id'
+  | 'status'
+  | 'status_reason'
+  | 'paid_at'
+  | 'updated_at'
+  | 'checkout_key'
+  | 'mirror_token'
+  | 'subscription_id'
+  | 'renewal_period_end';
+
 export function insertOrder(
   executor: Executor,
-  order: Omit<OrderRow, 'license_id' | 'status' | 'status_reason' | 'paid_at' | 'updated_at'>,
+  order: Omit<OrderRow, OptionalOrderColumns> & Partial<Pick<OrderRow, OptionalOrderColumns>>,
 ) {
   return executor
     .insertInto('orders')
     .values({ ...order, updated_at: order.created_at })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** Inserts the order unless one with its id exists (a concurrent double submit); either way returns it. */
+export async function insertOrderOnce(
+  executor: Executor,
+  order: Omit<OrderRow, OptionalOrderColumns> & Partial<Pick<OrderRow, OptionalOrderColumns>>,
+) {
+  await executor
+    .insertInto('orders')
+    .values({ ...order, updated_at: order.created_at })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  return executor.selectFrom('orders').selectAll().where('id', '=', order.id).executeTakeFirstOrThrow();
 }
 
 export function findByPartnerPayment(executor: Executor, provider: string, partnerPaymentId: string) {
@@ -49,11 +73,21 @@ export function moveOrder(
     .executeTakeFirst();
 }
 
-/** Queues the buyer's and the seller's notice of a paid order, in the fulfilment's transaction. */
+/**
+ * Queues the notices of a paid order, in the fulfilment's transaction: the buyer's (with the
+ * license key) when the product sends it, a copy (with the key) to each of the product's license
+ * e-mails, and always the seller's (without the key).
+ */
 export async function queuePurchaseNotices(
   executor: Executor,
   order: OrderRow,
-  details: { licenseKey: string; productName: string; now: Date },
+  details: {
+    licenseKey: string;
+    productName: string;
+    sendToBuyer: boolean;
+    copiesTo: readonly string[];
+    now: Date;
+  },
 ) {
   const data = {
     orderId: order.id,
@@ -64,33 +98,41 @@ export async function queuePurchaseNotices(
     currency: order.currency,
     buyerEmail: order.email,
   };
+  const withKey = JSON.stringify({ ...data, licenseKey: details.licenseKey });
+  const notice = (kind: string, toEmail: string | null, payload: string) => ({
+    id: newId(),
+    kind,
+    to_email: toEmail,
+    to_user_id: toEmail === null ? order.user_id : null,
+    data: payload,
+    created_at: details.now,
+  });
+  // One message per address: the buyer already holding the key gets no copy on top.
+  const seen = new Set(details.sendToBuyer ? [order.email.toLowerCase()] : []);
+  const copies: string[] = [];
+  for (const to of details.copiesTo) {
+    if (!seen.has(to.toLowerCase())) copies.push(to);
+    seen.add(to.toLowerCase());
+  }
   await executor
     .insertInto('notifications')
     .values([
-      {
-        id: newId(),
-        kind: 'purchase.buyer',
-        to_email: order.email,
-        to_user_id: null,
-        data: JSON.stringify({ ...data, licenseKey: details.licenseKey }),
-        created_at: details.now,
-      },
-      {
-        id: newId(),
-        kind: 'purchase.seller',
-        to_email: null,
-        to_user_id: order.user_id,
-        data: JSON.stringify(data),
-        created_at: details.now,
-      },
+      ...(details.sendToBuyer ? [notice('purchase.buyer', order.email, withKey)] : []),
+      ...copies.map((to) => notice('purchase.copy', to, withKey)),
+      notice('purchase.seller', null, JSON.stringify(data)),
     ])
     .execute();
 }
 
-export function linkLicense(executor: Executor, id: string, licenseId: string) {
+export function linkLicense(
+  executor: Executor,
+  id: string,
+  licenseId: string,
+  subscriptionId: string | null = null,
+) {
   return executor
     .updateTable('orders')
-    .set({ license_id: licenseId })
+    .set({ license_id: licenseId, subscription_id: subscriptionId })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -230,5 +272,31 @@ export function findOwnedDispute(executor: Executor, userId: string, id: string)
     .selectAll()
     .where('id', '=', id)
     .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export function findOrder(executor: Executor, id: string) {
+  return executor.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findByCheckoutKey(executor: Executor, checkoutKey: string) {
+  return executor.selectFrom('orders').selectAll().where('checkout_key', '=', checkoutKey).executeTakeFirst();
+}
+
+/**
+ * The paid purchase (not a renewal) that issued this license to this e-mail. The e-mail matches
+ * without regard to case or surrounding spaces.
+ */
+export function findPaidPurchase(executor: Executor, licenseKey: string, email: string) {
+  return executor
+    .selectFrom('orders as o')
+    .innerJoin('licenses as l', 'l.id', 'o.license_id')
+    .selectAll('o')
+    .where('l.key', '=', licenseKey)
+    .where(sql<string>`lower(o.email)`, '=', email.trim().toLowerCase())
+    .where('o.status', '=', 'paid')
+    .where('o.renewal_period_end', 'is', null)
+    .orderBy('o.created_at')
+    .limit(1)
     .executeTakeFirst();
 }

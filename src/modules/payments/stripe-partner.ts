@@ -22,7 +22,11 @@ export function createStripePartner(options: {
     name: 'stripe',
     testMode: options.secretKey.startsWith('sk_test_'),
     client,
-    async createIntent({ amountMinor, currency, idempotencyKey, email }) {
+    async createIntent({ amountMinor, currency, idempotencyKey, email, keepCard }) {
+      // A card kept for renewals lives on a customer; the key makes a retry find the same one.
+      const customer = keepCard
+        ? await client.customers.create({ email }, { idempotencyKey: `${idempotencyKey}:customer` })
+        : null;
       const intent = await client.paymentIntents.create(
         {
           amount: amountMinor,
@@ -30,10 +34,37 @@ export function createStripePartner(options: {
           receipt_email: email,
           automatic_payment_methods: { enabled: true },
           metadata: { orderId: idempotencyKey },
+          ...(customer ? { customer: customer.id, setup_future_usage: 'off_session' as const } : {}),
         },
         { idempotencyKey },
       );
       return toIntent(intent);
+    },
+    async chargeSavedCard({ card, amountMinor, currency, idempotencyKey }) {
+      try {
+        const intent = await client.paymentIntents.create(
+          {
+            amount: amountMinor,
+            currency: currency.toLowerCase(),
+            customer: card.customerId,
+            payment_method: card.paymentMethodId,
+            off_session: true,
+            confirm: true,
+            metadata: { orderId: idempotencyKey },
+          },
+          { idempotencyKey },
+        );
+        return toIntent(intent);
+      } catch (error) {
+        // A declined off-session charge is an answer, not a failure: Stripe sends the intent along.
+        const declined = error as { type?: string; raw?: { payment_intent?: Stripe.PaymentIntent } };
+        if (declined.type === 'StripeCardError' && declined.raw?.payment_intent)
+          return toIntent(declined.raw.payment_intent);
+        throw error;
+      }
+    },
+    async releaseSavedCard(card) {
+      await client.paymentMethods.detach(card.paymentMethodId);
     },
     async retrieveIntent(id) {
       try {
@@ -57,5 +88,12 @@ function toIntent(intent: Stripe.PaymentIntent): PartnerIntent {
     amountMinor: intent.amount,
     currency: intent.currency.toUpperCase(),
     failureMessage: intent.last_payment_error?.message ?? null,
+    savedCard:
+      intent.status === 'succeeded' &&
+      intent.setup_future_usage === 'off_session' &&
+      typeof intent.customer === 'string' &&
+      typeof intent.payment_method === 'string'
+        ? { customerId: intent.customer, paymentMethodId: intent.payment_method }
+        : null,
   };
 }

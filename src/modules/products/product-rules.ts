@@ -29,6 +29,7 @@ export const PRODUCT_DEFAULTS = {
   autoRedirect: false,
   licenseEmails: [],
   sendLicenseToCustomer: false,
+  merchantWebhookUrl: null,
 } as const satisfies Partial<ProductState>;
 
 /**

@@ -71,6 +71,7 @@ const RESOURCE_FIELDS = [
   'licenseEmails',
   'sendLicenseToCustomer',
   'callbackSecret',
+  'merchantWebhookUrl',
   'createdAt',
   'updatedAt',
 ].sort();

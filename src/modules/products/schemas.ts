@@ -50,6 +50,7 @@ const writable = {
   licenseEmails: Type.Array(Email, { maxItems: 20, uniqueItems: true }),
   sendLicenseToCustomer: Type.Boolean(),
   callbackSecret: SecretText,
+  merchantWebhookUrl: Nullable(HttpUrl),
 };
 
 type Writable = typeof writable;
@@ -99,6 +100,7 @@ export const Product = Type.Object({
   licenseEmails: Type.Array(Type.String()),
   sendLicenseToCustomer: Type.Boolean(),
   callbackSecret: Type.String(),
+  merchantWebhookUrl: Nullable(Type.String()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import { fromDecimalString } from '../../platform/money.js';
 import type { AppService } from '../apps/index.js';
+import { tierAtLeast } from '../users/index.js';
 import { generateCallbackSecret } from './callback-secret.js';
 import { checkProductRules, checkTierGates, PRODUCT_DEFAULTS, type ProductState } from './product-rules.js';
 import type { ProductFilter, ProductInput, ProductResource } from './schemas.js';
@@ -89,23 +90,50 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
   return {
     requireOwnedProduct,
 
-    /** What a buyer's checkout needs of a product, by id alone (no seller credentials). */
+    /**
+     * What a buyer's checkout needs of a product, by id alone (no seller credentials). Tier-gated
+     * features count only while the seller's current tier allows them, so a seller whose tier
+     * dropped keeps the product but not the features. Never the callback secret.
+     */
     async forCheckout(id: string) {
-      const row = await store.findProductById(db, id);
-      if (!row) return null;
-      // Only what a purchase needs: never the callback secret or the seller's private settings.
+      const found = await store.findProductWithSellerTier(db, id);
+      if (!found) return null;
+      const { row, tier } = found;
+      const enterprise = tierAtLeast(tier, 'enterprise');
       return {
         id: row.id,
         userId: row.user_id,
         appId: row.app_id,
         name: row.name,
+        description: row.description,
         active: row.active,
         exactPrice: row.price,
         currency: row.currency,
+        productType: row.product_type,
         billingType: row.billing_type,
         interval: row.interval,
         partnerPriceIdRecurring: row.partner_price_id_recurring,
+        successUrl: row.success_url,
+        cancelUrl: row.cancel_url,
+        links: {
+          help: row.help_url,
+          support: row.support_url,
+          terms: row.terms_url,
+          privacy: row.privacy_url,
+          refund: row.refund_url,
+        },
+        cryptoPayments: row.crypto_payments_enabled && tierAtLeast(tier, 'business'),
+        hideEmail: row.hide_email && enterprise,
+        autoRedirect: row.auto_redirect && enterprise,
+        sendLicenseToCustomer: row.send_license_to_customer && enterprise,
+        licenseEmails: enterprise ? row.license_emails : [],
       };
+    },
+
+    /** The product's callback secret, for the checkout host's signing and strict-mode payloads. */
+    async callbackSecretOf(id: string): Promise<string | null> {
+      const row = await store.findProductById(db, id);
+      return row?.callback_secret ?? null;
     },
 
     /** The app a product of the caller belongs to, or null when the caller cannot see it. */
@@ -245,6 +273,7 @@ export function toProduct(row: ProductRow): ProductResource {
     licenseEmails: row.license_emails,
     sendLicenseToCustomer: row.send_license_to_customer,
     callbackSecret: row.callback_secret,
+    merchantWebhookUrl: row.merchant_webhook_url,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

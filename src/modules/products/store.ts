@@ -36,6 +36,7 @@ function toColumns(product: ProductState): ProductColumns {
     license_emails: product.licenseEmails,
     send_license_to_customer: product.sendLicenseToCustomer,
     callback_secret: product.callbackSecret,
+    merchant_webhook_url: product.merchantWebhookUrl,
   };
 }
 
@@ -136,4 +137,18 @@ export async function listProducts(
 
 export function findProductById(executor: Executor, id: string): Promise<ProductRow | undefined> {
   return executor.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A product with its seller's current tier, which decides the tier-gated checkout features. */
+export async function findProductWithSellerTier(executor: Executor, id: string) {
+  const row = await executor
+    .selectFrom('products as p')
+    .innerJoin('users as u', 'u.id', 'p.user_id')
+    .selectAll('p')
+    .select('u.tier as seller_tier')
+    .where('p.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { seller_tier: tier, ...product } = row;
+  return { row: product as ProductRow, tier };
 }

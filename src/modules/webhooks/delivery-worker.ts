@@ -15,6 +15,17 @@ const FAN_OUT_BATCH = 200;
 /** Endpoints answering nothing but failures for this long are disabled. */
 export const SUSTAINED_FAILURE_MS = 5 * 24 * 60 * 60_000;
 
+/** A merchant delivery whose product no longer has a merchant webhook URL: it fails and retries. */
+const NO_MERCHANT_URL = {
+  statusCode: 0,
+  success: false,
+  responseBody: '',
+  durationMs: 0,
+  timedOut: false,
+  retryAfter: null,
+  error: 'the product has no merchant webhook URL',
+};
+
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
 
 /**
@@ -34,7 +45,9 @@ export function createDeliveryWorker({
   sender: Sender;
 }) {
   async function deliver(delivery: store.ClaimedDelivery): Promise<void> {
-    const result = await sender.send(delivery.url, delivery.secret, envelopeOf(delivery, delivery.secret));
+    const result = delivery.url
+      ? await sender.send(delivery.url, delivery.secret, envelopeOf(delivery, delivery.secret), delivery.kind)
+      : NO_MERCHANT_URL;
     const at = clock.now();
     const delay = result.success
       ? null

@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { MERCHANT_SIGNATURE_HEADER, merchantSignature } from './merchant-signature.js';
 import { guardedLookup, refuseUrl, type TargetPolicy } from './target-guard.js';
 import { bodySignature, standardSignature } from './webhook-signature.js';
 
@@ -35,9 +36,30 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
   const agent = new Agent({ connect: { lookup: guardedLookup(policy) as never }, connections: 20 });
 
   return {
-    async send(url: string, secret: string, event: OutgoingEvent): Promise<SendResult> {
-      const body = JSON.stringify(event);
+    /**
+     * One attempt. `core` deliveries carry the envelope with its signature field and the
+     * X-Webhook-* headers (the endpoint's secret); `merchant` deliveries carry {id, type, data,
+     * timestamp} and x-svc-pay-signature (the product's callback secret). The models never mix.
+     */
+    async send(
+      url: string,
+      secret: string,
+      event: OutgoingEvent,
+      model: 'core' | 'merchant' = 'core',
+    ): Promise<SendResult> {
       const sentAt = Math.floor(clock.now().getTime() / 1000);
+      const { signature: _signature, ...unsigned } = event;
+      const body = JSON.stringify(model === 'core' ? event : unsigned);
+      const signatureHeaders: Record<string, string> =
+        model === 'core'
+          ? {
+              'x-webhook-signature': bodySignature(secret, body),
+              'x-webhook-timestamp': String(sentAt),
+              'webhook-id': event.id,
+              'webhook-timestamp': String(sentAt),
+              'webhook-signature': standardSignature(secret, event.id, sentAt, body),
+            }
+          : { [MERCHANT_SIGNATURE_HEADER]: merchantSignature(secret, sentAt, body) };
       const started = performance.now();
       const signal = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
       const elapsed = () => Math.round(performance.now() - started);
@@ -63,11 +85,7 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
             'content-type': 'application/json',
             'user-agent': 'licensing-webhooks/1',
             'x-webhook-id': event.id,
-            'x-webhook-signature': bodySignature(secret, body),
-            'x-webhook-timestamp': String(sentAt),
-            'webhook-id': event.id,
-            'webhook-timestamp': String(sentAt),
-            'webhook-signature': standardSignature(secret, event.id, sentAt, body),
+            ...signatureHeaders,
           },
           body,
         });

@@ -1,6 +1,7 @@
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { DeliveryTrigger, WebhookDeliveryRow, WebhookEndpointRow } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
+import { isMerchantEvent, MERCHANT_EVENT_TYPES } from '../events/index.js';
 
 export interface PageByNumber {
   page: number;
@@ -42,6 +43,7 @@ export function findEndpoint(executor: Executor, userId: string, id: string) {
     .selectAll()
     .where('id', '=', id)
     .where('user_id', '=', userId)
+    .where('kind', '=', 'core')
     .executeTakeFirst();
 }
 
@@ -51,7 +53,10 @@ export async function listEndpoints(
   onlyAppId: string | null,
   page: PageByNumber,
 ) {
-  let query = executor.selectFrom('webhook_endpoints').where('user_id', '=', userId);
+  let query = executor
+    .selectFrom('webhook_endpoints')
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'core');
   if (onlyAppId) query = query.where('app_id', '=', onlyAppId);
   const [rows, total] = await Promise.all([
     query
@@ -120,6 +125,7 @@ export async function deleteEndpoint(executor: Executor, userId: string, id: str
     .deleteFrom('webhook_endpoints')
     .where('id', '=', id)
     .where('user_id', '=', userId)
+    .where('kind', '=', 'core')
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
@@ -144,11 +150,13 @@ export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<nu
       .skipLocked()
       .execute();
     if (events.length === 0) return 0;
+    const merchant = await merchantEndpoints(trx, events, now);
     const endpoints = await trx
       .selectFrom('webhook_endpoints as w')
       .innerJoin('users as u', 'u.id', 'w.user_id')
       .select(['w.id', 'w.user_id', 'w.app_id', 'w.events', 'w.created_at', 'u.role'])
       .where('w.enabled', '=', true)
+      .where('w.kind', '=', 'core')
       .where('u.deleted_at', 'is', null)
       .where((eb) =>
         eb.or([
@@ -160,20 +168,21 @@ export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<nu
       )
       .execute();
     const deliveries = events.flatMap((event) =>
-      endpoints
-        .filter((endpoint) => endpoint.events.includes(event.type) && receives(endpoint, event))
-        .map((endpoint) => ({
-          id: newId(),
-          endpoint_id: endpoint.id,
-          event_id: event.id,
-          event_type: event.type,
-          payload: JSON.stringify(event.data),
-          event_time: event.created_at,
-          trigger: 'auto' as const,
-          next_attempt_at: now,
-          created_at: now,
-          updated_at: now,
-        })),
+      [
+        ...endpoints.filter((endpoint) => endpoint.events.includes(event.type) && receives(endpoint, event)),
+        ...(isMerchantEvent(event.type) ? merchant.filter((m) => m.product_id === event.data.productId) : []),
+      ].map((endpoint) => ({
+        id: newId(),
+        endpoint_id: endpoint.id,
+        event_id: event.id,
+        event_type: event.type,
+        payload: JSON.stringify(event.data),
+        event_time: event.created_at,
+        trigger: 'auto' as const,
+        next_attempt_at: now,
+        created_at: now,
+        updated_at: now,
+      })),
     );
     if (deliveries.length > 0) await trx.insertInto('webhook_deliveries').values(deliveries).execute();
     await trx
@@ -187,6 +196,57 @@ export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<nu
       .execute();
     return events.length;
   });
+}
+
+/**
+ * The merchant endpoints of the products these events concern, made or pointed at the product's
+ * current merchantWebhookUrl. A product without one gets no deliveries.
+ */
+async function merchantEndpoints(
+  trx: Executor,
+  events: readonly { type: string; data: Record<string, unknown> }[],
+  now: Date,
+) {
+  const productIds = [
+    ...new Set(
+      events
+        .filter((event) => isMerchantEvent(event.type) && typeof event.data.productId === 'string')
+        .map((event) => event.data.productId as string),
+    ),
+  ];
+  if (productIds.length === 0) return [];
+  const products = await trx
+    .selectFrom('products')
+    .select(['id', 'user_id', 'app_id', 'merchant_webhook_url'])
+    .where('id', 'in', productIds)
+    .where('merchant_webhook_url', 'is not', null)
+    .execute();
+  if (products.length === 0) return [];
+  return trx
+    .insertInto('webhook_endpoints')
+    .values(
+      products.map((product) => ({
+        id: newId(),
+        user_id: product.user_id,
+        app_id: product.app_id,
+        kind: 'merchant' as const,
+        product_id: product.id,
+        url: product.merchant_webhook_url as string,
+        events: [...MERCHANT_EVENT_TYPES],
+        // Merchant deliveries are signed with the product's callback secret at send time.
+        secret: '',
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .onConflict((oc) =>
+      oc
+        .column('product_id')
+        .where('kind', '=', 'merchant')
+        .doUpdateSet((eb) => ({ url: eb.ref('excluded.url'), updated_at: now })),
+    )
+    .returning(['id', 'product_id'])
+    .execute();
 }
 
 /**
@@ -206,7 +266,12 @@ function receives(
 
 // Attempts ----------------------------------------------------------------------------------
 
-export type ClaimedDelivery = WebhookDeliveryRow & { url: string; secret: string };
+export type ClaimedDelivery = WebhookDeliveryRow & {
+  /** Null for a merchant endpoint whose product dropped its URL. */
+  url: string | null;
+  secret: string;
+  kind: 'core' | 'merchant';
+};
 
 /**
  * Leases up to `limit` due deliveries of enabled endpoints to this worker and counts the
@@ -242,15 +307,36 @@ export async function claimDue(
     .returningAll()
     .execute();
   if (claimed.length === 0) return [];
+  // A merchant endpoint sends to its product's current URL, signed with its current secret.
   const endpoints = await db
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'url', 'secret'])
-    .where('id', 'in', [...new Set(claimed.map((d) => d.endpoint_id))])
+    .selectFrom('webhook_endpoints as w')
+    .leftJoin('products as p', 'p.id', 'w.product_id')
+    .select((eb) => [
+      'w.id',
+      'w.kind',
+      eb
+        .case()
+        .when('w.kind', '=', 'merchant')
+        .then(eb.ref('p.merchant_webhook_url'))
+        .else(eb.ref('w.url'))
+        .end()
+        .as('url'),
+      eb
+        .case()
+        .when('w.kind', '=', 'merchant')
+        .then(eb.ref('p.callback_secret'))
+        .else(eb.ref('w.secret'))
+        .end()
+        .as('secret'),
+    ])
+    .where('w.id', 'in', [...new Set(claimed.map((d) => d.endpoint_id))])
     .execute();
   const byId = new Map(endpoints.map((e) => [e.id, e]));
   return claimed.flatMap((delivery) => {
     const endpoint = byId.get(delivery.endpoint_id);
-    return endpoint ? [{ ...delivery, url: endpoint.url, secret: endpoint.secret }] : [];
+    return endpoint
+      ? [{ ...delivery, url: endpoint.url, secret: endpoint.secret ?? '', kind: endpoint.kind }]
+      : [];
   });
 }
 

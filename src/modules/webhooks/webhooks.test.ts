@@ -378,7 +378,7 @@ describe('delivery', () => {
     await work();
     const arrived = receiver.requests.filter((r) => receiverPath(r) === '/lease');
     assert.equal(arrived.length, 1);
-    assert.equal(arrived[0]?.json.id, claimed.find((d) => d.url.endsWith('/lease'))?.event_id);
+    assert.equal(arrived[0]?.json.id, claimed.find((d) => d.url?.endsWith('/lease'))?.event_id);
   });
 
   test('two workers at once never send the same delivery twice', async () => {

@@ -87,6 +87,28 @@ export interface ProductsTable {
   license_emails: string[];
   send_license_to_customer: boolean;
   callback_secret: string;
+  merchant_webhook_url: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type SubscriptionStatus = 'active' | 'canceled';
+
+export interface SubscriptionsTable {
+  id: string;
+  user_id: string;
+  app_id: string;
+  product_id: string;
+  license_id: string | null;
+  email: string;
+  status: ColumnType<SubscriptionStatus, SubscriptionStatus | undefined, SubscriptionStatus>;
+  payment_provider: string;
+  partner_subscription_id: string;
+  partner_payment_method: string;
+  interval: BillingInterval;
+  currency: string;
+  current_period_end: Timestamp;
+  canceled_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -153,6 +175,8 @@ export interface WebhookEndpointsTable {
   failing_since: NullableTimestamp;
   last_success_at: NullableTimestamp;
   last_failure_at: NullableTimestamp;
+  kind: ColumnType<'core' | 'merchant', 'core' | 'merchant' | undefined, 'core' | 'merchant'>;
+  product_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -205,6 +229,10 @@ export interface OrdersTable {
   partner_payment_id: string;
   client_secret: string;
   paid_at: NullableTimestamp;
+  checkout_key: ColumnType<string | null, string | null | undefined, string | null>;
+  mirror_token: ColumnType<string | null, string | null | undefined, string | null>;
+  subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
+  renewal_period_end: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -217,6 +245,9 @@ export interface SandboxPaymentsTable {
   status: string;
   failure_message: ColumnType<string | null, string | null | undefined, string | null>;
   client_secret: string;
+  card: ColumnType<string | null, string | null | undefined, string | null>;
+  customer_id: ColumnType<string | null, string | null | undefined, string | null>;
+  saved_released_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -249,9 +280,18 @@ export interface NotificationsTable {
   to_email: string | null;
   to_user_id: string | null;
   data: ColumnType<Record<string, unknown>, string, string>;
-  status: ColumnType<string, string | undefined, string>;
+  status: ColumnType<
+    'pending' | 'sent' | 'failed',
+    'pending' | 'sent' | 'failed' | undefined,
+    'pending' | 'sent' | 'failed'
+  >;
   created_at: Timestamp;
   sent_at: NullableTimestamp;
+  attempts: ColumnType<number, number | undefined, number>;
+  /** Null: due now (never tried). */
+  next_attempt_at: NullableTimestamp;
+  leased_until: NullableTimestamp;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface Schema {
@@ -268,6 +308,7 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   orders: OrdersTable;
+  subscriptions: SubscriptionsTable;
   sandbox_payments: SandboxPaymentsTable;
   partner_events: PartnerEventsTable;
   disputes: DisputesTable;
@@ -286,3 +327,4 @@ export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 export type OrderRow = Selectable<OrdersTable>;
 export type DisputeRow = Selectable<DisputesTable>;
+export type SubscriptionRow = Selectable<SubscriptionsTable>;

@@ -1,0 +1,54 @@
+import { requestJson } from './http.js';
+import type { PurchaseValidation, RenewalCharge } from './types.js';
+
+export interface CheckoutClientOptions {
+  /** The checkout host's address ({pay_url}), e.g. https://pay.example.com. */
+  payUrl: string;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Your backend's calls to the checkout host. These paths are not under /v1 and take no API key:
+ * the product's callbackSecret is the credential where one is needed. Error answers throw
+ * LicensingApiError; a purchase that does not verify is an answer, not an error.
+ */
+export class CheckoutClient {
+  private readonly base: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: CheckoutClientOptions) {
+    this.base = options.payUrl.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  /** Where to send the buyer; pass a sealMirrorPayload result for strict mode. */
+  checkoutUrl(productId: string, payload?: string): string {
+    const url = new URL(`${this.base}/checkout/${encodeURIComponent(productId)}`);
+    if (payload !== undefined) url.searchParams.set('payload', payload);
+    return url.toString();
+  }
+
+  /** Confirms a purchase after the redirect; grant access only when `verified` is true. */
+  validatePurchase(input: { license: string; email: string }): Promise<PurchaseValidation> {
+    return this.post('/api/checkout/mirror/validate', { license: input.license, email: input.email });
+  }
+
+  /** Charges one renewal period; repeats for the same period charge once and answer `duplicate: true`. */
+  chargeRenewal(input: {
+    subscriptionId: string;
+    amount: number;
+    currency: string;
+    callbackSecret: string;
+  }): Promise<RenewalCharge> {
+    return this.post('/api/checkout/mirror/subscription/charge', {
+      subscription_id: input.subscriptionId,
+      amount: input.amount,
+      currency: input.currency,
+      callback_secret: input.callbackSecret,
+    });
+  }
+
+  private post<T>(path: string, body: unknown): Promise<T> {
+    return requestJson<T>(this.fetchImpl, 'POST', new URL(this.base + path), body);
+  }
+}

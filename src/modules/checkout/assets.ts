@@ -1,0 +1,66 @@
+/** The checkout page's own stylesheet and script, served by the checkout host (no other host). */
+export const CHECKOUT_CSS = `
+:root { color-scheme: light; --ink: #1a1f36; --muted: #5b6478; --line: #d8dde6; --accent: #3a4bdb; --bad: #b42318; }
+* { box-sizing: border-box; }
+body { margin: 0; min-height: 100vh; background: #f4f6fb; color: var(--ink);
+  font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; display: flex; flex-direction: column; align-items: center; }
+.card { width: min(440px, 100% - 2rem); margin: 3rem 0 1rem; background: #fff; border: 1px solid var(--line);
+  border-radius: 12px; padding: 2rem; box-shadow: 0 8px 24px rgba(26, 31, 54, .08); }
+h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
+.description { color: var(--muted); margin: 0 0 1rem; }
+.price { margin: 0 0 1.5rem; } .amount { font-size: 1.75rem; font-weight: 700; } .billing { color: var(--muted); }
+.badge { display: inline-block; margin: 0 0 .75rem; padding: .1rem .6rem; border-radius: 999px; background: #fff4d6; color: #7a5300; font-size: .8rem; font-weight: 600; }
+label { display: block; font-weight: 600; margin: 0 0 .3rem; }
+input { width: 100%; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: 8px; font: inherit; margin: 0 0 .75rem; }
+input[readonly] { background: #f4f6fb; }
+input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid #9aa6ff; outline-offset: 2px; }
+fieldset { border: 0; padding: 0; margin: 0 0 1rem; } legend { font-weight: 600; margin-bottom: .3rem; padding: 0; }
+.note { color: var(--muted); font-size: .875rem; margin: -.4rem 0 .75rem; }
+.notice { background: #f4f6fb; border-radius: 8px; padding: .75rem; }
+.error { color: var(--bad); background: #fef3f2; border-radius: 8px; padding: .75rem; }
+.actions { display: grid; gap: .5rem; }
+button, .button { display: block; width: 100%; padding: .8rem; border-radius: 8px; font: inherit; font-weight: 600; text-align: center; cursor: pointer; text-decoration: none; }
+.pay { background: var(--accent); color: #fff; border: 0; }
+.secondary { background: #fff; color: var(--accent); border: 1px solid var(--accent); }
+.cancel { text-align: center; margin: 1rem 0 0; } a { color: var(--accent); }
+.links { display: flex; flex-wrap: wrap; gap: .25rem 1rem; justify-content: center; margin-top: 1.25rem; font-size: .85rem; }
+.license { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 1rem; letter-spacing: .03em; }
+.secure { color: var(--muted); font-size: .8rem; }
+`;
+
+/**
+ * Stripe Elements in deferred-intent mode: the element mounts with the amount, and the intent is
+ * made only when the buyer submits. The crypto button keeps the plain form post.
+ */
+export const CHECKOUT_JS = `
+(function () {
+  var mount = document.getElementById('payment-element');
+  var form = document.getElementById('checkout-form');
+  if (!mount || !form || !window.Stripe) return;
+  var errorBox = document.getElementById('form-error');
+  function show(message) { errorBox.textContent = message; errorBox.hidden = false; }
+  var stripe = window.Stripe(mount.dataset.publishableKey);
+  var elements = stripe.elements({ mode: 'payment', amount: Number(mount.dataset.amountMinor), currency: mount.dataset.currency.toLowerCase() });
+  elements.create('payment').mount(mount);
+  form.addEventListener('submit', function (event) {
+    if (event.submitter && event.submitter.value === 'crypto') return;
+    event.preventDefault();
+    elements.submit().then(function (result) {
+      if (result.error) return show(result.error.message);
+      var data = new FormData(form);
+      return fetch('/api/checkout/payment-intent', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ productId: form.dataset.productId, email: data.get('email') || undefined,
+          payload: data.get('payload') || undefined, attempt: data.get('attempt') })
+      }).then(function (response) {
+        return response.json().then(function (body) {
+          if (!response.ok) return show(body.error ? body.error.message : 'The payment could not start.');
+          return stripe.confirmPayment({ elements: elements, clientSecret: body.clientSecret,
+            confirmParams: { return_url: body.returnUrl } }).then(function (r) { if (r.error) show(r.error.message); });
+        });
+      });
+    });
+  });
+})();
+`;

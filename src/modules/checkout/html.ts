@@ -1,0 +1,36 @@
+/**
+ * A tagged template that escapes every interpolated value unless it is already Html. Our own:
+ * the pages are a handful of small server-rendered templates, not worth a template engine.
+ */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+export type Fragment = Html | string | number | null | undefined | false | readonly Fragment[];
+
+export function escapeHtml(value: string): string {
+  return value
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+function render(value: Fragment): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return escapeHtml(String(value));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Fragment[]): Html {
+  let out = strings[0] ?? '';
+  values.forEach((value, i) => {
+    out += render(value) + (strings[i + 1] ?? '');
+  });
+  return new Html(out);
+}

@@ -1,0 +1,176 @@
+import { type Fragment, type Html, html } from './html.js';
+
+/** What a checkout page shows of a product: never the seller's settings or secrets. */
+export interface PageProduct {
+  id: string;
+  name: string;
+  description: string;
+  price: string;
+  currency: string;
+  billingType: 'one_time' | 'recurring';
+  interval: 'month' | 'year' | null;
+  cancelUrl: string | null;
+  links: Record<'help' | 'support' | 'terms' | 'privacy' | 'refund', string | null>;
+}
+
+export interface CheckoutView {
+  product: PageProduct;
+  testMode: boolean;
+  /** Stripe Elements when the card partner is Stripe; the sandbox's test form otherwise. */
+  card:
+    | { kind: 'sandbox' }
+    | { kind: 'stripe'; publishableKey: string; amountMinor: number }
+    | { kind: 'unavailable'; reason: string };
+  crypto: boolean;
+  email: { value: string; locked: boolean; hidden: boolean };
+  payload: string | null;
+  attempt: string;
+  error: string | null;
+}
+
+export function formatPrice(amount: string, currency: string): string {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).format(Number(amount));
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}
+
+function layout(title: string, body: Html, options: { scripts?: string[] } = {}): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<link rel="stylesheet" href="/checkout/assets/checkout.css">
+${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
+</head>
+<body>
+<main class="card">
+${body}
+</main>
+<p class="secure">Payments are processed securely. Your card details never reach the seller.</p>
+</body>
+</html>
+`;
+}
+
+function policyLinks(product: PageProduct): Html {
+  const names: [keyof PageProduct['links'], string][] = [
+    ['help', 'Help'],
+    ['support', 'Support'],
+    ['terms', 'Terms'],
+    ['privacy', 'Privacy'],
+    ['refund', 'Refund policy'],
+  ];
+  const links = names.filter(([key]) => product.links[key]);
+  if (links.length === 0) return html``;
+  return html`<nav class="links" aria-label="Seller policies">${links.map(
+    ([key, label]) =>
+      html`<a href="${product.links[key]}" rel="noopener noreferrer" target="_blank">${label}</a>`,
+  )}</nav>`;
+}
+
+function billing(product: PageProduct): string {
+  if (product.billingType !== 'recurring') return 'One-time payment';
+  return product.interval === 'year' ? 'Billed every year' : 'Billed every month';
+}
+
+export function checkoutPage(view: CheckoutView): Html {
+  const { product } = view;
+  const price = formatPrice(product.price, product.currency);
+  const scripts =
+    view.card.kind === 'stripe' ? ['https://js.stripe.com/v3/', '/checkout/assets/checkout.js'] : [];
+  const emailField: Fragment = view.email.hidden
+    ? html`<p class="note">Your receipt goes to the e-mail address the seller has on file.</p>`
+    : html`<label for="email">E-mail</label>
+<input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
+  value="${view.email.value}" ${view.email.locked ? html`readonly aria-describedby="email-note"` : ''}>
+${view.email.locked ? html`<p id="email-note" class="note">Provided by the seller for this purchase.</p>` : ''}`;
+  const cardSection: Fragment =
+    view.card.kind === 'sandbox'
+      ? html`<fieldset>
+<legend>Card</legend>
+<label for="card">Card number</label>
+<input id="card" name="card" inputmode="numeric" autocomplete="cc-number" maxlength="23"
+  placeholder="4242 4242 4242 4242" aria-describedby="card-note">
+<p id="card-note" class="note">Test mode: use 4242 4242 4242 4242. No money moves.</p>
+</fieldset>`
+      : view.card.kind === 'stripe'
+        ? html`<fieldset>
+<legend>Card</legend>
+<div id="payment-element" data-publishable-key="${view.card.publishableKey}"
+  data-amount-minor="${view.card.amountMinor}" data-currency="${product.currency}"></div>
+<noscript><p class="note">Card payments need JavaScript enabled.</p></noscript>
+</fieldset>`
+        : html`<p class="notice" role="status">${view.card.reason}</p>`;
+  const canPay = view.card.kind !== 'unavailable' || view.crypto;
+  return layout(
+    `${product.name} – Checkout`,
+    html`<header>
+${view.testMode ? html`<p class="badge">Test mode</p>` : ''}
+<h1>${product.name}</h1>
+${product.description ? html`<p class="description">${product.description}</p>` : ''}
+<p class="price"><span class="amount">${price}</span> <span class="billing">${billing(product)}</span></p>
+</header>
+${view.error ? html`<p class="error" role="alert" id="form-error">${view.error}</p>` : html`<p class="error" role="alert" id="form-error" hidden></p>`}
+${view.card.kind === 'unavailable' && !canPay ? cardSection : ''}
+${
+  canPay
+    ? html`<form method="post" action="/checkout/${product.id}" id="checkout-form" data-product-id="${product.id}">
+<input type="hidden" name="attempt" value="${view.attempt}">
+${view.payload ? html`<input type="hidden" name="payload" value="${view.payload}">` : ''}
+${emailField}
+${cardSection}
+<div class="actions">
+${view.card.kind !== 'unavailable' ? html`<button type="submit" name="method" value="card" class="pay">Pay ${price}</button>` : ''}
+${view.crypto ? html`<button type="submit" name="method" value="crypto" class="secondary">Pay with crypto</button>` : ''}
+</div>
+</form>`
+    : ''
+}
+${product.cancelUrl ? html`<p class="cancel"><a href="${product.cancelUrl}" id="cancel">Cancel and return to the seller</a></p>` : ''}
+${policyLinks(product)}`,
+    { scripts },
+  );
+}
+
+export function successPage(view: {
+  product: PageProduct;
+  licenseKey: string;
+  email: string | null;
+  transactionId: string;
+  continueUrl: string | null;
+}): Html {
+  return layout(
+    `Payment complete – ${view.product.name}`,
+    html`<h1>Payment complete</h1>
+<p>Thank you for buying <strong>${view.product.name}</strong>.</p>
+<p><label for="license-key">Your license key</label></p>
+<p><input id="license-key" class="license" readonly value="${view.licenseKey}" aria-describedby="license-note"></p>
+<p id="license-note" class="note">Keep this key: you need it to activate the software.${view.email ? html` It belongs to ${view.email}.` : ''}</p>
+<p class="note">Transaction <code>${view.transactionId}</code></p>
+${view.continueUrl ? html`<p><a class="pay button" id="continue" href="${view.continueUrl}">Continue to ${view.product.name}</a></p>` : ''}
+${policyLinks(view.product)}`,
+  );
+}
+
+export function pendingPage(product: PageProduct, refreshUrl: string): Html {
+  return layout(
+    `Payment pending – ${product.name}`,
+    html`<h1>Payment in progress</h1>
+<p role="status">We are waiting for the payment to be confirmed. This can take a few minutes for crypto payments.</p>
+<p><a class="pay button" href="${refreshUrl}">Check again</a></p>`,
+  );
+}
+
+export function problemPage(title: string, message: string, backUrl: string | null = null): Html {
+  return layout(
+    title,
+    html`<h1>${title}</h1>
+<p role="alert">${message}</p>
+${backUrl ? html`<p><a href="${backUrl}">Return to the seller</a></p>` : ''}`,
+  );
+}

@@ -1,0 +1,78 @@
+import Type from 'typebox';
+import { Email, Nullable, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { PAYLOAD_MAX_LENGTH } from './mirror-payload.js';
+
+const Payload = Type.String({ maxLength: PAYLOAD_MAX_LENGTH });
+
+export const PageParams = Type.Object(
+  { productId: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export const PageQuery = Type.Object({ payload: Type.Optional(Payload) }, { additionalProperties: false });
+
+/** The hosted form's fields (application/x-www-form-urlencoded). */
+export const CheckoutFormBody = Type.Object(
+  {
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+    card: Type.Optional(Type.String({ maxLength: 32 })),
+    payload: Type.Optional(Payload),
+    attempt: Type.Optional(Type.String({ maxLength: 64 })),
+    method: Type.Optional(Type.Union([Type.Literal('card'), Type.Literal('crypto')])),
+  },
+  { additionalProperties: false },
+);
+
+export const CompleteQuery = Type.Object(
+  {
+    order: Type.String({ maxLength: 64 }),
+    key: Type.String({ maxLength: 512 }),
+    // Stripe appends these to the return address; the order and key above are what count.
+    payment_intent: Type.Optional(Type.String({ maxLength: 255 })),
+    payment_intent_client_secret: Type.Optional(Type.String({ maxLength: 512 })),
+    redirect_status: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CardPaymentBody = Type.Object(
+  {
+    productId: Uuid,
+    email: Type.Optional(Email),
+    payload: Type.Optional(Payload),
+    attempt: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$', errorMessage: 'must be the form attempt id' }),
+  },
+  { additionalProperties: false },
+);
+export const CardPaymentStarted = Type.Object({ clientSecret: Type.String(), returnUrl: Type.String() });
+
+export const ValidateBody = Type.Object(
+  {
+    license: Type.String({ minLength: 1, maxLength: 100 }),
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ValidateAnswer = Type.Union([
+  Type.Object({
+    success: Type.Literal(true),
+    verified: Type.Literal(true),
+    status: Type.Literal('successful'),
+    purchase: Type.Object({
+      id: Uuid,
+      productId: Uuid,
+      createdAt: Timestamp,
+      transactionId: Type.String(),
+      subscriptionId: Nullable(Uuid),
+    }),
+  }),
+  Type.Object({
+    success: Type.Literal(false),
+    verified: Type.Literal(false),
+    status: Type.Literal('not_verified'),
+    code: Type.Literal('purchase_not_verified'),
+    message: Type.String(),
+  }),
+]);
+
+export const CryptoEventAck = Type.Object({ received: Type.Literal(true) });

@@ -1,0 +1,353 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/errors.js';
+import { iso } from '../../platform/http/schemas.js';
+import type { Log } from '../../platform/log.js';
+import { toMinorUnits } from '../../platform/money.js';
+import { normalizeLicenseKey } from '../licenses/index.js';
+import type { PaymentService } from '../payments/index.js';
+import type { ProductService } from '../products/index.js';
+import type { Html } from './html.js';
+import { openMirrorPayload, PayloadRefused } from './mirror-payload.js';
+import { type RedirectParams, signedRedirectUrl } from './mirror-signature.js';
+import {
+  type CheckoutView,
+  checkoutPage,
+  type PageProduct,
+  pendingPage,
+  problemPage,
+  successPage,
+} from './pages.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type CheckoutProduct = NonNullable<Awaited<ReturnType<ProductService['forCheckout']>>>;
+
+/** What a route answers: a page with its status, or a redirect. */
+export type PageOutcome = { status: number; page: Html } | { redirect: string };
+
+export interface CheckoutForm {
+  email?: string;
+  card?: string;
+  payload?: string;
+  attempt?: string;
+  method?: 'card' | 'crypto';
+}
+
+export type CheckoutService = ReturnType<typeof createCheckoutService>;
+
+export function createCheckoutService({
+  clock,
+  log,
+  payments,
+  products,
+  card,
+  cryptoConfigured,
+  payUrl,
+}: {
+  clock: Clock;
+  log: Log;
+  payments: Pick<
+    PaymentService,
+    'createPaymentIntent' | 'confirmPayment' | 'startCryptoPayment' | 'checkoutReceipt' | 'findPaidPurchase'
+  >;
+  products: Pick<ProductService, 'forCheckout' | 'callbackSecretOf'>;
+  /** The card partner as the page embeds it. */
+  card: { kind: 'sandbox' } | { kind: 'stripe'; publishableKey: string };
+  cryptoConfigured: boolean;
+  /** {pay_url} as buyers' browsers reach it. */
+  payUrl: string;
+}) {
+  const findProduct = (id: string) => (UUID.test(id) ? products.forCheckout(id) : Promise.resolve(null));
+
+  const unavailable = (): PageOutcome => ({
+    status: 404,
+    page: problemPage(
+      'This product is not available',
+      'The product you are trying to buy does not exist or is no longer on sale. Nothing was charged.',
+    ),
+  });
+
+  /** The strict-mode payload, opened; a problem page when it does not hold. */
+  async function strictMode(
+    product: CheckoutProduct,
+    payload: string | undefined,
+  ): Promise<{ token: string; email: string } | null | PageOutcome> {
+    if (payload === undefined || payload === '') return null;
+    const secret = await products.callbackSecretOf(product.id);
+    try {
+      return openMirrorPayload(secret ?? '', product.id, payload, clock.now());
+    } catch (error) {
+      if (!(error instanceof PayloadRefused)) throw error;
+      log.info({ productId: product.id, problem: error.problem }, 'checkout.payload.refused');
+      return {
+        status: 400,
+        page:
+          error.problem === 'stale'
+            ? problemPage(
+                'This checkout link has expired',
+                'For your security, this link was only valid for a short time. Go back to the seller and start the purchase again. Nothing was charged.',
+                product.cancelUrl,
+              )
+            : problemPage(
+                'This checkout link is not valid',
+                'The link was changed or was not made for this product. Go back to the seller and start the purchase again. Nothing was charged.',
+                product.cancelUrl,
+              ),
+      };
+    }
+  }
+
+  function view(
+    product: CheckoutProduct,
+    strict: { token: string; email: string } | null,
+    form: { email?: string; payload?: string; error?: string | null },
+  ): CheckoutView {
+    return {
+      product: pageProduct(product),
+      testMode: card.kind === 'sandbox',
+      card:
+        product.billingType === 'recurring' && !product.partnerPriceIdRecurring
+          ? {
+              kind: 'unavailable',
+              reason:
+                'This subscription cannot be bought by card yet: the seller has not finished setting up its billing. Please contact the seller.',
+            }
+          : card.kind === 'stripe'
+            ? { ...card, amountMinor: toMinorUnits(product.exactPrice, product.currency) }
+            : card,
+      crypto: cryptoConfigured && product.cryptoPayments && product.billingType === 'one_time',
+      email: {
+        value: strict?.email ?? form.email ?? '',
+        locked: strict !== null,
+        hidden: strict !== null && product.hideEmail,
+      },
+      payload: form.payload ?? null,
+      // A fresh attempt id for every form shown: a double submit of one form opens one order.
+      attempt: randomBytes(16).toString('base64url'),
+      error: form.error ?? null,
+    };
+  }
+
+  /** successUrl with the signed parameters, or null when the product has none. */
+  async function continueUrl(
+    product: CheckoutProduct,
+    order: {
+      transaction_id: string;
+      email: string;
+      mirror_token: string | null;
+      subscription_id: string | null;
+    },
+    licenseKey: string,
+  ): Promise<string | null> {
+    if (!product.successUrl) return null;
+    const secret = await products.callbackSecretOf(product.id);
+    if (!secret) return null;
+    const params: RedirectParams = {
+      license: licenseKey,
+      transaction_id: order.transaction_id,
+      product_id: product.id,
+      status: 'successful',
+      ts: String(Math.floor(clock.now().getTime() / 1000)),
+      ...(product.hideEmail ? {} : { email: order.email }),
+      ...(order.subscription_id ? { subscription_id: order.subscription_id } : {}),
+      ...(order.mirror_token !== null ? { token: order.mirror_token } : {}),
+    };
+    return signedRedirectUrl(product.successUrl, secret, params);
+  }
+
+  // Relative on our own pages; partners (Stripe's return, the crypto page) get the absolute one.
+  const completePath = (productId: string, order: { id: string; clientSecret: string }) =>
+    `/checkout/${productId}/complete?order=${order.id}&key=${encodeURIComponent(order.clientSecret)}`;
+  const completeUrl = (productId: string, order: { id: string; clientSecret: string }) =>
+    `${payUrl}${completePath(productId, order)}`;
+
+  return {
+    async page(productId: string, payload: string | undefined): Promise<PageOutcome> {
+      const product = await findProduct(productId);
+      if (!product?.active) return unavailable();
+      const strict = await strictMode(product, payload);
+      if (strict && 'status' in strict) return strict;
+      if (strict && 'redirect' in strict) return strict;
+      return { status: 200, page: checkoutPage(view(product, strict, { payload })) };
+    },
+
+    /** The plain form post: the sandbox's test card, or the crypto button. Works without JavaScript. */
+    async pay(productId: string, form: CheckoutForm): Promise<PageOutcome> {
+      const product = await findProduct(productId);
+      if (!product?.active) return unavailable();
+      const strict = await strictMode(product, form.payload);
+      if (strict && ('status' in strict || 'redirect' in strict)) return strict;
+      const again = (status: number, error: string) => ({
+        status,
+        page: checkoutPage(view(product, strict, { email: form.email, payload: form.payload, error })),
+      });
+      const email = (strict?.email ?? form.email ?? '').trim();
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
+        return again(422, 'Enter the e-mail address where you want to receive your license.');
+      const request = {
+        productId,
+        email,
+        checkoutKey: form.attempt && /^[A-Za-z0-9_-]{16,64}$/.test(form.attempt) ? form.attempt : undefined,
+        mirrorToken: strict?.token ?? null,
+      };
+      try {
+        if (form.method === 'crypto') {
+          const started = await payments.startCryptoPayment(request, (order) => ({
+            redirectUrl: completeUrl(productId, order),
+            cancelUrl: `${payUrl}/checkout/${productId}`,
+          }));
+          return { redirect: started.hostedUrl };
+        }
+        if (card.kind !== 'sandbox')
+          return again(422, 'Card payments on this page need JavaScript enabled in your browser.');
+        if (!form.card?.trim()) return again(422, 'Enter your card number.');
+        const intent = await payments.createPaymentIntent(request);
+        const confirmed = await payments.confirmPayment({
+          paymentIntentId: intent.paymentIntentId,
+          clientSecret: intent.clientSecret,
+          testCard: form.card,
+        });
+        if (confirmed.transactionStatus === 'rejected' || confirmed.transactionStatus === 'canceled')
+          return again(
+            402,
+            `${confirmed.statusReason || 'The payment failed.'} Nothing was charged; you can try again.`,
+          );
+        return {
+          redirect: completePath(productId, { id: intent.orderId, clientSecret: intent.clientSecret }),
+        };
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'product_unavailable')
+          return again(409, error.message);
+        throw error;
+      }
+    },
+
+    /** For Stripe Elements: the intent is made when the buyer submits the embedded form. */
+    async startCardPayment(input: { productId: string; email?: string; payload?: string; attempt: string }) {
+      const product = await findProduct(input.productId);
+      if (!product?.active) throw new AppError('product_unavailable', 'This product is no longer on sale');
+      const strict = await strictMode(product, input.payload);
+      if (strict && ('status' in strict || 'redirect' in strict))
+        throw new AppError('bad_request', 'The checkout link is not valid or has expired', [
+          { field: 'payload', message: 'is not valid for this product, or has expired' },
+        ]);
+      const email = strict?.email ?? input.email;
+      if (!email)
+        throw new AppError('validation_failed', 'email: is required', [
+          { field: 'email', message: 'is required' },
+        ]);
+      const intent = await payments.createPaymentIntent({
+        productId: input.productId,
+        email,
+        checkoutKey: input.attempt,
+        mirrorToken: strict?.token ?? null,
+      });
+      return {
+        clientSecret: intent.clientSecret,
+        returnUrl: completeUrl(input.productId, { id: intent.orderId, clientSecret: intent.clientSecret }),
+      };
+    },
+
+    /** The buyer's return: the license and the way on, or straight on with autoRedirect. */
+    async complete(
+      productId: string,
+      query: { order: string; key: string },
+      options: { continue?: boolean } = {},
+    ): Promise<PageOutcome> {
+      const product = await findProduct(productId);
+      if (!product) return unavailable();
+      let receipt: Awaited<ReturnType<typeof payments.checkoutReceipt>>;
+      if (!UUID.test(query.order))
+        return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
+      try {
+        receipt = await payments.checkoutReceipt({ orderId: query.order, clientSecret: query.key });
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'not_found')
+          return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
+        throw error;
+      }
+      const { order, licenseKey } = receipt;
+      if (order.product_id !== productId)
+        return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
+      if (order.status !== 'paid' || !licenseKey) {
+        if (order.status === 'pending')
+          return {
+            status: 200,
+            page: pendingPage(
+              pageProduct(product),
+              completePath(productId, { id: order.id, clientSecret: query.key }),
+            ),
+          };
+        return {
+          status: 402,
+          page: problemPage(
+            'The payment did not go through',
+            `${order.status_reason || 'The payment was not completed.'} Nothing was charged.`,
+            `/checkout/${productId}`,
+          ),
+        };
+      }
+      const next = await continueUrl(product, order, licenseKey);
+      if (next && (product.autoRedirect || options.continue)) return { redirect: next };
+      return {
+        status: 200,
+        page: successPage({
+          product: pageProduct(product),
+          licenseKey,
+          email: product.hideEmail ? null : order.email,
+          transactionId: order.transaction_id,
+          // Signed when followed, so a buyer who lingers on this page still arrives with a fresh ts.
+          continueUrl: next
+            ? `/checkout/${productId}/continue?order=${order.id}&key=${encodeURIComponent(query.key)}`
+            : null,
+        }),
+      };
+    },
+
+    /**
+     * Mirror validate: a paid purchase matching the license and e-mail. Every failure gets the
+     * same answer, so a caller learns nothing about which half was wrong.
+     */
+    async validate(input: { license: string; email: string }) {
+      const key = normalizeLicenseKey(input.license);
+      const order = key ? await payments.findPaidPurchase(key, input.email) : null;
+      if (!order) {
+        log.info('checkout.validate.not_verified');
+        return {
+          success: false as const,
+          verified: false as const,
+          status: 'not_verified' as const,
+          code: 'purchase_not_verified' as const,
+          message: 'No paid purchase matches this license and e-mail',
+        };
+      }
+      return {
+        success: true as const,
+        verified: true as const,
+        status: 'successful' as const,
+        purchase: {
+          id: order.id,
+          productId: order.product_id,
+          createdAt: iso(order.created_at),
+          transactionId: order.transaction_id,
+          subscriptionId: order.subscription_id,
+        },
+      };
+    },
+  };
+}
+
+function pageProduct(product: CheckoutProduct): PageProduct {
+  return {
+    id: product.id,
+    name: product.name,
+    description: product.description,
+    price: product.exactPrice,
+    currency: product.currency,
+    billingType: product.billingType,
+    interval: product.interval,
+    cancelUrl: product.cancelUrl,
+    links: product.links,
+  };
+}

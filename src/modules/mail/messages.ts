@@ -1,0 +1,110 @@
+import { currencyExponent } from '../../platform/money.js';
+
+/** What a notification says, in plain text and in simple HTML made from the same blocks. */
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** The fields of a purchase notice's data (see queuePurchaseNotices in payments). */
+interface PurchaseNotice {
+  orderId: string;
+  transactionId: string;
+  productName: string;
+  amount: string;
+  currency: string;
+  buyerEmail: string;
+  licenseKey: string;
+}
+
+type Block = { paragraph: string } | { licenseKey: string } | { facts: [label: string, value: string][] };
+
+/** The message for a notification, or null for a kind this module does not know. */
+export function renderNotice(kind: string, data: Record<string, unknown>): RenderedMail | null {
+  const notice = readPurchase(data);
+  const product = notice.productName || 'your purchase';
+  const facts: [string, string][] = [
+    ['Product', product],
+    ['Amount', formatAmount(notice.amount, notice.currency)],
+    ['Transaction', notice.transactionId],
+  ];
+  switch (kind) {
+    case 'purchase.buyer':
+      return compose(`Your license for ${product}`, [
+        { paragraph: `Thank you for buying ${product}. Here is your license key:` },
+        { licenseKey: notice.licenseKey },
+        { paragraph: 'Keep this message: the key activates your copy of the software.' },
+        { facts },
+      ]);
+    case 'purchase.copy':
+      return compose(`License sold: ${product}`, [
+        {
+          paragraph: `${notice.buyerEmail} bought ${product}. This address receives a copy of every license sold for this product.`,
+        },
+        { licenseKey: notice.licenseKey },
+        { facts: [...facts, ['Buyer', notice.buyerEmail]] },
+      ]);
+    case 'purchase.seller':
+      // Never the key: the seller finds the license with the order, behind their own sign-in.
+      return compose(`New sale: ${product}`, [
+        { paragraph: `${notice.buyerEmail} bought ${product}. The license was issued with the order.` },
+        { facts: [...facts, ['Buyer', notice.buyerEmail], ['Order', notice.orderId]] },
+      ]);
+    default:
+      return null;
+  }
+}
+
+function compose(subject: string, blocks: Block[]): RenderedMail {
+  const text = blocks.map((block) => {
+    if ('paragraph' in block) return block.paragraph;
+    if ('licenseKey' in block) return `    ${block.licenseKey}`;
+    return block.facts.map(([label, value]) => `${label}: ${value}`).join('\n');
+  });
+  const html = blocks.map((block) => {
+    if ('paragraph' in block) return `<p>${escapeHtml(block.paragraph)}</p>`;
+    if ('licenseKey' in block)
+      return `<p style="font-family:monospace;font-size:1.2em"><strong>${escapeHtml(block.licenseKey)}</strong></p>`;
+    const rows = block.facts.map(
+      ([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`,
+    );
+    return `<table>${rows.join('')}</table>`;
+  });
+  return {
+    subject,
+    text: `${text.join('\n\n')}\n`,
+    html: `<!doctype html>\n<html><body>\n${html.join('\n')}\n</body></html>\n`,
+  };
+}
+
+function readPurchase(data: Record<string, unknown>): PurchaseNotice {
+  const field = (name: keyof PurchaseNotice) => {
+    const value = data[name];
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+  };
+  return {
+    orderId: field('orderId'),
+    transactionId: field('transactionId'),
+    productName: field('productName'),
+    amount: field('amount'),
+    currency: field('currency'),
+    buyerEmail: field('buyerEmail'),
+    licenseKey: field('licenseKey'),
+  };
+}
+
+/** "19.9900" USD → "19.99 USD"; the stored decimal is exact, so no float rounding shows. */
+export function formatAmount(amount: string, currency: string): string {
+  const exponent = currencyExponent(currency) ?? 2;
+  const [whole = '0', fraction = ''] = amount.split('.');
+  const shown = exponent === 0 ? whole : `${whole}.${fraction.padEnd(exponent, '0').slice(0, exponent)}`;
+  return `${shown} ${currency}`.trim();
+}
+
+export function escapeHtml(value: string): string {
+  return value.replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] ?? char,
+  );
+}

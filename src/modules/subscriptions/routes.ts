@@ -1,0 +1,51 @@
+import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { principalOf } from '../../platform/http/principal.js';
+import { perMinute } from '../../platform/http/rate-limit.js';
+import { pageOf } from '../../platform/http/schemas.js';
+import type { Renewals } from './renew.js';
+import {
+  RenewalChargeBody,
+  RenewalCharged,
+  SubscriptionCanceled,
+  SubscriptionList,
+  SubscriptionListQuery,
+  SubscriptionParams,
+} from './schemas.js';
+import type { SubscriptionService } from './service.js';
+
+/** Core host: the seller's subscriptions. */
+export function registerSubscriptionRoutes(app: HttpApp, subscriptions: SubscriptionService): void {
+  app.get('/subscriptions', {
+    config: { auth: 'seller' },
+    schema: {
+      tags: ['subscriptions'],
+      querystring: SubscriptionListQuery,
+      response: { 200: SubscriptionList },
+    },
+    handler: (request) => {
+      const { limit, offset, ...filter } = request.query;
+      return subscriptions.list(principalOf(request), filter, pageOf({ limit, offset }));
+    },
+  });
+
+  app.post('/subscriptions/:id/cancel', {
+    config: { auth: 'seller' },
+    schema: { tags: ['subscriptions'], params: SubscriptionParams, response: { 200: SubscriptionCanceled } },
+    handler: (request) => subscriptions.cancel(principalOf(request), request.params.id),
+  });
+}
+
+/** Checkout host: renewal charges from the seller's backend, authenticated by the callback secret. */
+export function registerRenewalRoutes(app: HttpApp, renewals: Renewals, limits: { rateLimit: number }): void {
+  app.post('/api/checkout/mirror/subscription/charge', {
+    config: { auth: 'public', rateLimit: perMinute(limits.rateLimit) },
+    schema: { tags: ['checkout'], body: RenewalChargeBody, response: { 200: RenewalCharged } },
+    handler: (request) =>
+      renewals.charge({
+        subscriptionId: request.body.subscription_id,
+        amount: request.body.amount,
+        currency: request.body.currency,
+        callbackSecret: request.body.callback_secret,
+      }),
+  });
+}

@@ -1,0 +1,112 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { SubscriptionRow, SubscriptionStatus } from '../../platform/db/schema.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
+import type { Log } from '../../platform/log.js';
+import { type MerchantEventType, recordEvent } from '../events/index.js';
+import type { PaymentPartner } from '../payments/index.js';
+import * as store from './store.js';
+
+export type SubscriptionService = ReturnType<typeof createSubscriptionService>;
+
+export function createSubscriptionService({
+  db,
+  clock,
+  log,
+  partner,
+}: {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  partner: Pick<PaymentPartner, 'name' | 'releaseSavedCard'>;
+}) {
+  return {
+    async list(
+      principal: Principal,
+      filter: { status?: SubscriptionStatus; productId?: string },
+      page: Page,
+    ) {
+      const { rows, total } = await store.listSubscriptions(
+        db,
+        principal.userId,
+        { ...filter, appId: apiKeyAppId(principal) },
+        page,
+      );
+      return { subscriptions: rows.map(toSubscription), total, ...page };
+    },
+
+    /**
+     * Cancels an active subscription: no renewal can be charged any more, the card is released
+     * at the partner, and subscription.canceled goes to the merchant webhook. The license keeps
+     * its expiry (the end of the paid period). A second cancel answers 409.
+     */
+    async cancel(principal: Principal, id: string) {
+      const row = await store.findOwnedSubscription(db, principal.userId, id);
+      if (!row) throw notFound('Subscription');
+      const keyApp = apiKeyAppId(principal);
+      if (keyApp && keyApp !== row.app_id)
+        throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+      const now = clock.now();
+      const canceled = await db.transaction().execute(async (trx) => {
+        const moved = await store.cancelSubscription(trx, id, now);
+        if (moved) await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
+        return moved;
+      });
+      if (!canceled) throw new AppError('subscription_inactive', 'This subscription is already canceled');
+      if (canceled.payment_provider === partner.name) {
+        // Our side is already closed to renewals; a partner hiccup is logged, not undone.
+        await partner
+          .releaseSavedCard({
+            customerId: canceled.partner_subscription_id,
+            paymentMethodId: canceled.partner_payment_method,
+          })
+          .catch((err: Error) =>
+            log.warn({ subscriptionId: id, err: { message: err.message } }, 'subscription.release.failed'),
+          );
+      }
+      log.info({ subscriptionId: id }, 'subscription.canceled');
+      return { id: canceled.id, status: 'canceled' as const, canceledAt: iso(now) };
+    },
+  };
+}
+
+/** A merchant event about a subscription, in the caller's transaction. */
+export async function recordSubscriptionEvent(
+  trx: Executor,
+  type: MerchantEventType,
+  subscription: SubscriptionRow,
+  now: Date,
+  extra: Record<string, unknown> = {},
+) {
+  await recordEvent(trx, {
+    type,
+    userId: subscription.user_id,
+    appId: subscription.app_id,
+    occurredAt: now,
+    data: {
+      subscriptionId: subscription.id,
+      productId: subscription.product_id,
+      licenseId: subscription.license_id,
+      email: subscription.email,
+      status: subscription.status,
+      currentPeriodEnd: iso(subscription.current_period_end),
+      canceledAt: isoOrNull(subscription.canceled_at),
+      ...extra,
+    },
+  });
+}
+
+function toSubscription(row: SubscriptionRow) {
+  return {
+    id: row.id,
+    productId: row.product_id,
+    email: row.email,
+    status: row.status,
+    partnerSubscriptionId: row.partner_subscription_id,
+    currentPeriodEnd: iso(row.current_period_end),
+    canceledAt: isoOrNull(row.canceled_at),
+    createdAt: iso(row.created_at),
+  };
+}
