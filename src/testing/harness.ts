@@ -44,6 +44,7 @@ export async function startTestServer(
     VERIFY_RATE_LIMIT: '100000',
     VERIFY_KEY_RATE_LIMIT: '100000',
     CHECKOUT_RATE_LIMIT: '100000',
+    CHECKOUT_VALIDATE_RATE_LIMIT: '100000',
     // Test receivers listen on loopback.
     WEBHOOK_ALLOW_PRIVATE: 'true',
     // Test servers share one database but not one clock: background jobs run only where a test
