@@ -52,22 +52,17 @@ export function registerCheckoutRoutes(
 ): void {
   const rateLimit = perMinute(limits.checkoutRateLimit);
 
-  app.get('/checkout/assets/checkout.css', {
-    config: { auth: 'public' },
-    handler: (_request, reply) =>
-      reply
-        .header('content-type', 'text/css; charset=utf-8')
-        .header('cache-control', 'public, max-age=3600')
-        .send(CHECKOUT_CSS),
-  });
-  app.get('/checkout/assets/checkout.js', {
-    config: { auth: 'public' },
-    handler: (_request, reply) =>
-      reply
-        .header('content-type', 'text/javascript; charset=utf-8')
-        .header('cache-control', 'public, max-age=3600')
-        .send(CHECKOUT_JS),
-  });
+  const assets = [
+    ['checkout.css', 'text/css; charset=utf-8', CHECKOUT_CSS],
+    ['checkout.js', 'text/javascript; charset=utf-8', CHECKOUT_JS],
+  ] as const;
+  for (const [name, type, body] of assets) {
+    app.get(`/checkout/assets/${name}`, {
+      config: { auth: 'public' },
+      handler: (_request, reply) =>
+        reply.header('content-type', type).header('cache-control', 'public, max-age=3600').send(body),
+    });
+  }
 
   app.get('/checkout/:productId', {
     config: { auth: 'public' },

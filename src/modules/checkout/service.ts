@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import { iso } from '../../platform/http/schemas.js';
+import { isUuid } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import { toMinorUnits } from '../../platform/money.js';
 import { normalizeLicenseKey } from '../licenses/index.js';
@@ -18,8 +19,6 @@ import {
   problemPage,
   successPage,
 } from './pages.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type CheckoutProduct = NonNullable<Awaited<ReturnType<ProductService['forCheckout']>>>;
 
@@ -58,7 +57,7 @@ export function createCheckoutService({
   /** {pay_url} as buyers' browsers reach it. */
   payUrl: string;
 }) {
-  const findProduct = (id: string) => (UUID.test(id) ? products.forCheckout(id) : Promise.resolve(null));
+  const findProduct = (id: string) => (isUuid(id) ? products.forCheckout(id) : Promise.resolve(null));
 
   const unavailable = (): PageOutcome => ({
     status: 404,
@@ -68,19 +67,25 @@ export function createCheckoutService({
     ),
   });
 
-  /** The strict-mode payload, opened; a problem page when it does not hold. */
+  /**
+   * The strict-mode payload, opened (null without one); `refused` holds the problem page when it
+   * does not hold.
+   */
   async function strictMode(
     product: CheckoutProduct,
     payload: string | undefined,
-  ): Promise<{ token: string; email: string } | null | PageOutcome> {
-    if (payload === undefined || payload === '') return null;
+  ): Promise<
+    | { strict: { token: string; email: string } | null; refused?: never }
+    | { refused: PageOutcome; strict?: never }
+  > {
+    if (payload === undefined || payload === '') return { strict: null };
     const secret = await products.callbackSecretOf(product.id);
     try {
-      return openMirrorPayload(secret ?? '', product.id, payload, clock.now());
+      return { strict: openMirrorPayload(secret ?? '', product.id, payload, clock.now()) };
     } catch (error) {
       if (!(error instanceof PayloadRefused)) throw error;
       log.info({ productId: product.id, problem: error.problem }, 'checkout.payload.refused');
-      return {
+      const refused: PageOutcome = {
         status: 400,
         page:
           error.problem === 'stale'
@@ -95,6 +100,7 @@ export function createCheckoutService({
                 product.cancelUrl,
               ),
       };
+      return { refused };
     }
   }
 
@@ -166,9 +172,8 @@ export function createCheckoutService({
     async page(productId: string, payload: string | undefined): Promise<PageOutcome> {
       const product = await findProduct(productId);
       if (!product?.active) return unavailable();
-      const strict = await strictMode(product, payload);
-      if (strict && 'status' in strict) return strict;
-      if (strict && 'redirect' in strict) return strict;
+      const { strict, refused } = await strictMode(product, payload);
+      if (refused) return refused;
       return { status: 200, page: checkoutPage(view(product, strict, { payload })) };
     },
 
@@ -176,8 +181,8 @@ export function createCheckoutService({
     async pay(productId: string, form: CheckoutForm): Promise<PageOutcome> {
       const product = await findProduct(productId);
       if (!product?.active) return unavailable();
-      const strict = await strictMode(product, form.payload);
-      if (strict && ('status' in strict || 'redirect' in strict)) return strict;
+      const { strict, refused } = await strictMode(product, form.payload);
+      if (refused) return refused;
       const again = (status: number, error: string) => ({
         status,
         page: checkoutPage(view(product, strict, { email: form.email, payload: form.payload, error })),
@@ -227,8 +232,8 @@ export function createCheckoutService({
     async startCardPayment(input: { productId: string; email?: string; payload?: string; attempt: string }) {
       const product = await findProduct(input.productId);
       if (!product?.active) throw new AppError('product_unavailable', 'This product is no longer on sale');
-      const strict = await strictMode(product, input.payload);
-      if (strict && ('status' in strict || 'redirect' in strict))
+      const { strict, refused } = await strictMode(product, input.payload);
+      if (refused)
         throw new AppError('bad_request', 'The checkout link is not valid or has expired', [
           { field: 'payload', message: 'is not valid for this product, or has expired' },
         ]);
@@ -258,7 +263,7 @@ export function createCheckoutService({
       const product = await findProduct(productId);
       if (!product) return unavailable();
       let receipt: Awaited<ReturnType<typeof payments.checkoutReceipt>>;
-      if (!UUID.test(query.order))
+      if (!isUuid(query.order))
         return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
       try {
         receipt = await payments.checkoutReceipt({ orderId: query.order, clientSecret: query.key });

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { v5 as uuidv5 } from 'uuid';
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { BillingInterval, DisputeRow, OrderRow, OrderStatus } from '../../platform/db/schema.js';
@@ -8,6 +9,7 @@ import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import { fromDecimalString, fromMinorUnits, toMinorUnits } from '../../platform/money.js';
+import { sameSecret } from '../../platform/secrets.js';
 import { type MerchantEventType, recordEvent } from '../events/index.js';
 import type { LicenseService } from '../licenses/index.js';
 import type { ProductService } from '../products/index.js';
@@ -302,12 +304,14 @@ export function createPaymentService({
     pay: (orderId: string, product: Awaited<ReturnType<typeof purchasable>>) => Promise<{ id: string }>,
   ): Promise<{ order: OrderRow; product: Awaited<ReturnType<typeof purchasable>> }> {
     const product = await purchasable(input.productId);
-    if (input.checkoutKey) {
-      const seen = await store.findByCheckoutKey(db, input.checkoutKey);
-      if (seen && seen.product_id === product.id && seen.payment_provider === provider)
-        return { order: seen, product };
+    // One attempt of one form with one partner names one order (the card and the crypto button
+    // of the same form are two).
+    const checkoutKey = input.checkoutKey ? `${provider}:${product.id}:${input.checkoutKey}` : null;
+    const orderId = checkoutKey ? uuidv5(checkoutKey, CHECKOUT_ATTEMPT_NAMESPACE) : newId();
+    if (checkoutKey) {
+      const seen = await store.findOrder(db, orderId);
+      if (seen) return { order: seen, product };
     }
-    const orderId = input.checkoutKey ? checkoutOrderId(input.checkoutKey, product.id) : newId();
     // The order id is the idempotency key: a retried request never opens a second payment.
     const payment = await pay(orderId, product);
     const order = await store.insertOrderOnce(db, {
@@ -323,7 +327,7 @@ export function createPaymentService({
       partner_payment_id: payment.id,
       client_secret:
         'clientSecret' in payment ? String(payment.clientSecret) : randomBytes(24).toString('base64url'),
-      checkout_key: input.checkoutKey ?? null,
+      checkout_key: checkoutKey,
       mirror_token: input.mirrorToken ?? null,
       created_at: clock.now(),
     });
@@ -423,13 +427,6 @@ export function createPaymentService({
     /** The paid purchase a license and e-mail prove (mirror validate), or null. */
     async findPaidPurchase(licenseKey: string, email: string) {
       return (await store.findPaidPurchase(db, licenseKey, email)) ?? null;
-    },
-
-    /** Same as createPaymentIntent's lookup, by the partner's payment id and the buyer's secret. */
-    async orderForReturn(paymentIntentId: string, clientSecret: string) {
-      const order = await store.findByPartnerPayment(db, partner.name, paymentIntentId);
-      if (!order || !sameSecret(order.client_secret, clientSecret)) throw notFound('Payment');
-      return order;
     },
 
     /**
@@ -595,12 +592,6 @@ function visible(principal: Principal, order: OrderRow | undefined, what: string
   return order;
 }
 
-function sameSecret(expected: string, given: string): boolean {
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /** Relative windows in UTC: today from 00:00 UTC, week the last 7 days, month the last 30 days. */
 export function windowStart(window: Window, now: Date): Date | null {
   const day = 86_400_000;
@@ -696,8 +687,5 @@ export async function recordMerchantEvent(
   });
 }
 
-/** One order id per checkout attempt and product (a UUID shaped from a hash of both). */
-function checkoutOrderId(checkoutKey: string, productId: string): string {
-  const hex = createHash('sha256').update(`${productId}:${checkoutKey}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
+/** The namespace of checkout attempt order ids (fixed: one attempt always names one order). */
+const CHECKOUT_ATTEMPT_NAMESPACE = '5b0c8a3e-5c1d-4f6e-9a57-3f2d1c0b9e84';

@@ -279,10 +279,6 @@ export function findOrder(executor: Executor, id: string) {
   return executor.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function findByCheckoutKey(executor: Executor, checkoutKey: string) {
-  return executor.selectFrom('orders').selectAll().where('checkout_key', '=', checkoutKey).executeTakeFirst();
-}
-
 /**
  * The paid purchase (not a renewal) that issued this license to this e-mail. The e-mail matches
  * without regard to case or surrounding spaces.

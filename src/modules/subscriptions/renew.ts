@@ -1,10 +1,10 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { OrderRow, SubscriptionRow } from '../../platform/db/schema.js';
 import { AppError, invalidField } from '../../platform/errors.js';
 import { iso, isoOrNull } from '../../platform/http/schemas.js';
-import { newId } from '../../platform/ids.js';
+import { isUuid, newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import {
   currencyExponent,
@@ -13,6 +13,7 @@ import {
   toDecimalString,
   toMinorUnits,
 } from '../../platform/money.js';
+import { sameSecret } from '../../platform/secrets.js';
 import type { LicenseService } from '../licenses/index.js';
 import { addInterval, moveOrder, type PaymentPartner, recordMerchantEvent } from '../payments/index.js';
 import { recordSubscriptionEvent } from './service.js';
@@ -91,7 +92,9 @@ export function createRenewals({
       currency: string;
       callbackSecret: string;
     }) {
-      const found = await store.findForRenewal(db, input.subscriptionId).catch(() => undefined);
+      const found = isUuid(input.subscriptionId)
+        ? await store.findForRenewal(db, input.subscriptionId)
+        : undefined;
       // One answer for an unknown subscription and a wrong secret: neither is hinted at.
       if (!sameSecret(found?.callbackSecret ?? '', input.callbackSecret) || !found)
         throw new AppError('invalid_callback_secret', 'The subscription and callback secret do not match');
@@ -178,10 +181,4 @@ export function createRenewals({
       ]);
     },
   };
-}
-
-function sameSecret(expected: string, given: string): boolean {
-  // Digests have one length, so the comparison's time says nothing of either secret's length.
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(expected), digest(given)) && expected.length > 0;
 }

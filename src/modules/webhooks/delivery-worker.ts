@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
 import { envelopeOf } from './envelope.js';
 import { nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
-import type { Sender } from './sender.js';
+import { type Sender, unsent } from './sender.js';
 import * as store from './store.js';
 
 /** Three times the 5 s a receiver gets, so a lease only runs out when its worker is gone. */
@@ -14,17 +14,6 @@ export const PER_ENDPOINT_CONCURRENCY = 4;
 const FAN_OUT_BATCH = 200;
 /** Endpoints answering nothing but failures for this long are disabled. */
 export const SUSTAINED_FAILURE_MS = 5 * 24 * 60 * 60_000;
-
-/** A merchant delivery whose product no longer has a merchant webhook URL: it fails and retries. */
-const NO_MERCHANT_URL = {
-  statusCode: 0,
-  success: false,
-  responseBody: '',
-  durationMs: 0,
-  timedOut: false,
-  retryAfter: null,
-  error: 'the product has no merchant webhook URL',
-};
 
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
 
@@ -47,7 +36,8 @@ export function createDeliveryWorker({
   async function deliver(delivery: store.ClaimedDelivery): Promise<void> {
     const result = delivery.url
       ? await sender.send(delivery.url, delivery.secret, envelopeOf(delivery, delivery.secret), delivery.kind)
-      : NO_MERCHANT_URL;
+      : // A merchant endpoint whose product dropped its URL: the delivery fails and retries.
+        unsent('the product has no merchant webhook URL');
     const at = clock.now();
     const delay = result.success
       ? null

@@ -29,6 +29,19 @@ export interface OutgoingEvent {
   signature: string;
 }
 
+/** An attempt that never reached the receiver, for the reason given. */
+export function unsent(error: string): SendResult {
+  return {
+    statusCode: 0,
+    success: false,
+    responseBody: '',
+    durationMs: 0,
+    timedOut: false,
+    retryAfter: null,
+    error,
+  };
+}
+
 export type Sender = ReturnType<typeof createSender>;
 
 export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
@@ -65,17 +78,7 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
       const elapsed = () => Math.round(performance.now() - started);
       // IP literals and local names never reach the lookup below, so they are checked here.
       const refused = refuseUrl(url, policy);
-      if (refused) {
-        return {
-          statusCode: 0,
-          success: false,
-          responseBody: '',
-          durationMs: 0,
-          timedOut: false,
-          retryAfter: null,
-          error: `target refused: non-public address (${refused})`,
-        };
-      }
+      if (refused) return unsent(`target refused: non-public address (${refused})`);
       try {
         const res = await request(url, {
           method: 'POST',
