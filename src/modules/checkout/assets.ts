@@ -24,7 +24,7 @@ button, .button { display: block; width: 100%; padding: .8rem; border-radius: 8p
 .secondary { background: #fff; color: var(--accent); border: 1px solid var(--accent); }
 .cancel { text-align: center; margin: 1rem 0 0; } a { color: var(--accent); }
 .links { display: flex; flex-wrap: wrap; gap: .25rem 1rem; justify-content: center; margin-top: 1.25rem; font-size: .85rem; }
-.license { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 1rem; letter-spacing: .03em; }
+.license { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .85rem; }
 .secure { color: var(--muted); font-size: .8rem; }
 `;
 

@@ -289,7 +289,8 @@ export function createCheckoutService({
           page: problemPage(
             'The payment did not go through',
             `${order.status_reason || 'The payment was not completed.'} Nothing was charged.`,
-            `/checkout/${productId}`,
+            // A strict-mode purchase starts again at the seller, who makes a fresh payload.
+            order.mirror_token !== null ? product.cancelUrl : `/checkout/${productId}`,
           ),
         };
       }

@@ -9,6 +9,8 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
+import { type Receiver, startReceiver } from '../../testing/receiver.js';
+import { verifyMerchantSignature } from '../webhooks/merchant-signature.js';
 
 /** Purchases through the official Stripe SDK, pointed at a local fake of the partner. */
 const WEBHOOK_SECRET = 'whsec_test_secret_for_the_fake_partner';
@@ -326,5 +328,90 @@ describe('refunds and disputes', () => {
     const stranger = await sellerWithApp(server);
     assertError(await server.api.get(`/disputes/${detail.id}`, { token: stranger.token }), 404, 'not_found');
     assert.equal((await server.api.get('/disputes', { token: stranger.token })).body.total, 0);
+  });
+});
+
+describe('merchant webhooks from card partner events', () => {
+  let receiver: Receiver;
+  before(async () => {
+    receiver = await startReceiver();
+  });
+  after(() => receiver.close());
+
+  test('a declined payment, a refund and a dispute reach the product’s merchant webhook, signed', async () => {
+    const seller = await sellerWithApp(server);
+    const product = (
+      await server.api.post(
+        '/products',
+        {
+          appId: seller.appId,
+          name: 'Pro',
+          price: 19.99,
+          currency: 'USD',
+          merchantWebhookUrl: `${receiver.url}/m`,
+        },
+        { token: seller.token },
+      )
+    ).expect(201).body;
+    const start = async () =>
+      (
+        await server.api.post('/stripe/create-payment-intent', {
+          productId: product.id,
+          email: 'b@example.com',
+        })
+      ).expect(201).body;
+    const confirm = (intent: { paymentIntentId: string; clientSecret: string }) =>
+      server.api.post('/stripe/confirm-payment', {
+        paymentIntentId: intent.paymentIntentId,
+        clientSecret: intent.clientSecret,
+      });
+    const declined = await start();
+    fake.fail(declined.paymentIntentId, 'Your card was declined.');
+    (await confirm(declined)).expect(200);
+    const paid = await start();
+    fake.succeed(paid.paymentIntentId);
+    (await confirm(paid)).expect(200);
+    (
+      await partnerEvent('charge.dispute.created', {
+        id: 'dp_merchant',
+        object: 'dispute',
+        payment_intent: paid.paymentIntentId,
+        amount: 1999,
+        currency: 'usd',
+        reason: 'fraudulent',
+        status: 'needs_response',
+      })
+    ).expect(200);
+    (
+      await partnerEvent('charge.refunded', {
+        id: 'ch_merchant',
+        object: 'charge',
+        payment_intent: paid.paymentIntentId,
+        refunded: true,
+      })
+    ).expect(200);
+    await server.service.modules.deliveryWorker.runOnce();
+    const arrived = receiver.requests.filter((r) => r.json.data.productId === product.id);
+    assert.deepEqual(arrived.map((r) => r.json.type).sort(), [
+      'dispute.created',
+      'payment.failed',
+      'payment.refunded',
+      'payment.succeeded',
+    ]);
+    for (const request of arrived)
+      assert.ok(
+        verifyMerchantSignature(
+          product.callbackSecret,
+          request.headers['x-svc-pay-signature'] as string,
+          request.body,
+          new Date(),
+        ),
+      );
+    const failed = arrived.find((r) => r.json.type === 'payment.failed');
+    assert.equal(failed?.json.data.transactionId, declined.transactionId);
+    assert.equal(failed?.json.data.reason, 'Your card was declined.');
+    const dispute = arrived.find((r) => r.json.type === 'dispute.created');
+    assert.equal(dispute?.json.data.status, 'needs_response');
+    assert.equal(dispute?.json.data.transactionId, paid.transactionId);
   });
 });

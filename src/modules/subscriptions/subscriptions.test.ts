@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { CheckoutClient, LicensingApiError } from '../../../packages/client/src/index.js';
 import { verifyMerchantSignature } from '../../modules/webhooks/merchant-signature.js';
 import {
   type SellerWithApp,
@@ -263,6 +264,30 @@ describe('a renewal charge', () => {
     const paid = (await charge(renewal(s))).expect(200).body;
     assert.ok(Date.parse(paid.currentPeriodEnd) > clock.now().getTime() + 27 * DAY, 'a full period from now');
     assert.equal((await verify(s.licenseKey)).valid, true);
+  });
+  test('through the SDK: chargeRenewal charges, and a wrong secret throws the 401 as an API error', async () => {
+    const s = await subscribe();
+    clock.advance(28 * DAY);
+    const client = new CheckoutClient({ payUrl: server.service.payUrl });
+    const wrong = await client
+      .chargeRenewal({
+        subscriptionId: s.subscriptionId,
+        amount: 9.5,
+        currency: 'EUR',
+        callbackSecret: 'cbs_wrong',
+      })
+      .catch((error: unknown) => error);
+    assert.ok(wrong instanceof LicensingApiError);
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.code, 'invalid_callback_secret');
+    const paid = await client.chargeRenewal({
+      subscriptionId: s.subscriptionId,
+      amount: 9.5,
+      currency: 'EUR',
+      callbackSecret: s.product.callbackSecret,
+    });
+    assert.equal(paid.status, 'paid');
+    assert.equal(paid.subscriptionId, s.subscriptionId);
   });
 });
 
