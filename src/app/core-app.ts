@@ -12,10 +12,10 @@ import type { HttpApp } from '../platform/http/create-http-app.js';
 import { createWindowCounter } from '../platform/http/window-counter.js';
 import { buildHost, type HostDeps } from './hosts.js';
 
-/** The core API host: every route under /v1. */
+/** The core API host: every route under /v1, and the web pages for people at its root. */
 export function buildCoreApp(deps: HostDeps): HttpApp {
   const { modules, config } = deps;
-  return buildHost(deps, { prefix: '/v1', bearerTokens: true }, (api) => {
+  const app = buildHost(deps, { prefix: '/v1', bearerTokens: true }, (api) => {
     registerHealthRoutes(api, { ping: () => modules.database.ping() });
     registerUserRoutes(api, modules.users, { authRateLimit: config.authRateLimit });
     registerAppRoutes(api, modules.apps);
@@ -32,4 +32,10 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerPaymentRoutes(api, modules.payments, { checkoutRateLimit: config.checkoutRateLimit });
     registerSubscriptionRoutes(api, modules.subscriptions);
   });
+  // Pages for people (outside /v1): they use the public API like any other client.
+  app.register(async (root) => {
+    const pages = root as unknown as HttpApp;
+    void pages;
+  });
+  return app;
 }

@@ -73,3 +73,11 @@ export function Text(maxLength: number) {
     errorMessage: `must be 1 to ${maxLength} characters, not blank`,
   });
 }
+
+/**
+ * A response that is not JSON (an HTML page, a stylesheet, a script), declared so the API
+ * reference lists it with its media type.
+ */
+export function textResponse(mediaType: string, description: string) {
+  return { description, content: { [mediaType]: { schema: Type.String() } } };
+}
