@@ -1,3 +1,4 @@
+import { analyticsRoutes } from './analytics.js';
 import { httpOverhead } from './http-overhead.js';
 import { verifyPath } from './verify.js';
 import { webhookDelivery } from './webhooks.js';
@@ -9,7 +10,7 @@ import { webhookDelivery } from './webhooks.js';
  * runs one section.
  */
 const only = process.argv[2];
-const all = { http: httpOverhead, verify: verifyPath, webhooks: webhookDelivery };
+const all = { http: httpOverhead, verify: verifyPath, webhooks: webhookDelivery, analytics: analyticsRoutes };
 const sections: string[] = [];
 for (const [name, run] of Object.entries(all)) if (!only || only === name) sections.push(await run());
 console.log(`${sections.join('\n\n')}\n`);

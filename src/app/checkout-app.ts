@@ -11,7 +11,14 @@ import { buildHost, type HostDeps } from './hosts.js';
  */
 export function buildCheckoutApp(deps: HostDeps): HttpApp {
   const { modules } = deps;
-  return buildHost(deps, { prefix: '', bearerTokens: false }, (pay) => {
+  const reference = {
+    title: 'Licensing service: checkout host',
+    description:
+      'Hosted checkout pages for buyers, and the checkout API sellers’ backends call (validate, renewal charges) and partners post to.',
+    serverUrl: deps.config.payPublicUrl,
+    documentPath: '/openapi.json',
+  };
+  return buildHost(deps, { prefix: '', bearerTokens: false, reference }, (pay) => {
     registerHealthRoutes(pay, { ping: () => modules.database.ping() });
     registerCheckoutRoutes(pay, modules.checkout, modules.payments, {
       checkoutRateLimit: deps.config.checkoutRateLimit,

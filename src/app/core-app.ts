@@ -1,3 +1,5 @@
+import { registerDashboardRoutes } from '../dashboard/index.js';
+import { registerAnalyticsRoutes } from '../modules/analytics/index.js';
 import { registerApiKeyRoutes } from '../modules/api-keys/index.js';
 import { registerAppRoutes } from '../modules/apps/index.js';
 import { registerHealthRoutes } from '../modules/health/index.js';
@@ -15,7 +17,14 @@ import { buildHost, type HostDeps } from './hosts.js';
 /** The core API host: every route under /v1, and the web pages for people at its root. */
 export function buildCoreApp(deps: HostDeps): HttpApp {
   const { modules, config } = deps;
-  const app = buildHost(deps, { prefix: '/v1', bearerTokens: true }, (api) => {
+  const reference = {
+    title: 'Licensing service: core API',
+    description:
+      'Sellers, apps, API keys, products, licenses and their verification, webhooks, payments and subscriptions. Paths include /v1; pages for people sit at the root.',
+    serverUrl: config.publicOrigin,
+    documentPath: '/v1/openapi.json',
+  };
+  const app = buildHost(deps, { prefix: '/v1', bearerTokens: true, reference }, (api) => {
     registerHealthRoutes(api, { ping: () => modules.database.ping() });
     registerUserRoutes(api, modules.users, { authRateLimit: config.authRateLimit });
     registerAppRoutes(api, modules.apps);
@@ -31,11 +40,12 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerWebhookRoutes(api, modules.webhooks);
     registerPaymentRoutes(api, modules.payments, { checkoutRateLimit: config.checkoutRateLimit });
     registerSubscriptionRoutes(api, modules.subscriptions);
+    registerAnalyticsRoutes(api, modules.analytics);
   });
   // Pages for people (outside /v1): they use the public API like any other client.
   app.register(async (root) => {
     const pages = root as unknown as HttpApp;
-    void pages;
+    registerDashboardRoutes(pages);
   });
   return app;
 }

@@ -1,6 +1,7 @@
 import type { Config } from '../platform/config.js';
 import { createHttpApp, type HttpApp } from '../platform/http/create-http-app.js';
 import { registerRateLimits } from '../platform/http/rate-limit.js';
+import { type ReferenceOptions, registerApiReference } from '../platform/http/reference/openapi.js';
 import type { Log } from '../platform/log.js';
 import type { RedisClient } from '../platform/redis.js';
 import type { Modules } from './modules.js';
@@ -13,12 +14,13 @@ export interface HostDeps {
 }
 
 /**
- * An app for one host: the shared HTTP behaviour, rate-limit counters, then the host's routes
- * mounted under `prefix`. Both hosts are built the same way over the same modules.
+ * An app for one host: the shared HTTP behaviour, rate-limit counters, the API reference (whose
+ * generator must see every route), then the host's routes mounted under `prefix`. Both hosts are
+ * built the same way over the same modules.
  */
 export function buildHost(
   deps: HostDeps,
-  options: { prefix: string; bearerTokens: boolean },
+  options: { prefix: string; bearerTokens: boolean; reference: Omit<ReferenceOptions, 'bearerTokens'> },
   mount: (app: HttpApp) => void,
 ): HttpApp {
   const app = createHttpApp({
@@ -27,8 +29,10 @@ export function buildHost(
     // declare its own authentication stays closed.
     ...(options.bearerTokens ? { authenticate: deps.modules.authenticate } : {}),
     trustProxyHops: deps.config.trustProxyHops,
+    responseContract: deps.config.responseContract,
   });
   registerRateLimits(app, deps.redis);
+  registerApiReference(app, { ...options.reference, bearerTokens: options.bearerTokens });
   app.register(
     async (scope) => {
       mount(scope as unknown as HttpApp);

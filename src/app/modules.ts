@@ -1,3 +1,4 @@
+import { createAnalyticsService } from '../modules/analytics/index.js';
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
@@ -44,7 +45,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const users = createUserService({ db, clock, log, tokens, passwordHashCost: config.passwordHashCost });
   const apps = createAppService({ db, clock, log });
   const apiKeys = createApiKeyService({ db, clock, log, apps });
-  const products = createProductService({ db, clock, log, apps });
+  const products = createProductService({ db, clock, log, apps, payUrl: config.payPublicUrl });
   const licenses = createLicenseService({ db, clock, log, apps, products });
   const keyRing = createKeyRing({ db, clock, log });
   const signer = config.licenseTokens
@@ -105,6 +106,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   });
   const notificationWorker = createNotificationWorker({ db, clock, log, mailer });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
+  const analytics = createAnalyticsService({ db, clock });
   return {
     database,
     users,
@@ -125,6 +127,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     mailer,
     notificationWorker,
     authenticate,
+    analytics,
   };
 }
 

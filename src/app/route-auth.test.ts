@@ -175,6 +175,19 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `/v1/subscriptions/${o.subscriptionId}/cancel`,
   },
+  'core GET /v1/analytics/stats': { kind: 'admin' },
+  'core GET /v1/analytics/revenue': { kind: 'admin' },
+  'core GET /v1/analytics/licenses': { kind: 'admin' },
+  'core GET /v1/analytics/users': { kind: 'admin' },
+  // The seller dashboard's page and assets: public files; the page then calls /v1 with a token.
+  'core GET /dashboard': { kind: 'public' },
+  'core GET /dashboard/assets/app.js': { kind: 'public' },
+  'core GET /dashboard/assets/app.css': { kind: 'public' },
+  // The API reference of each host: its OpenAPI document and the readable page.
+  'core GET /v1/openapi.json': { kind: 'public' },
+  'core GET /docs': { kind: 'public' },
+  'pay GET /openapi.json': { kind: 'public' },
+  'pay GET /docs': { kind: 'public' },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },
   // Buyers' pages and the checkout API: public by design, or authenticated by the product's

@@ -71,6 +71,11 @@ export interface Config {
   readonly mailOutboxDir: string;
   /** Milliseconds between passes of the mail delivery worker. */
   readonly mailPollMs: number;
+  /**
+   * Whether responses are checked against the schemas their routes declare: off, log the
+   * mismatch, or enforce (log and answer 500). Off in production by default.
+   */
+  readonly responseContract: 'off' | 'log' | 'enforce';
 }
 
 export class ConfigError extends Error {
@@ -246,6 +251,13 @@ export function parseConfig(env: Env): Config {
     mailFrom,
     mailOutboxDir: path.resolve(mailOutboxDir),
     mailPollMs: integer('MAIL_POLL_MS', read('MAIL_POLL_MS') ?? '1000', 10, 600_000),
+    // Checking costs a validation per response and turns drift into 500s: worth it where tests and
+    // developers see it, not on buyers' requests.
+    responseContract: oneOf(
+      'RESPONSE_CONTRACT',
+      read('RESPONSE_CONTRACT') ?? { production: 'off', development: 'log', test: 'enforce' }[nodeEnv],
+      ['off', 'log', 'enforce'] as const,
+    ),
   });
 }
 

@@ -1,5 +1,6 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
+import { noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { AppParams } from '../apps/index.js';
 import { ApiKeyCreate, ApiKeyList, ApiKeyListQuery, ApiKeyParams, CreatedApiKey } from './schemas.js';
@@ -9,7 +10,14 @@ import type { ApiKeyService } from './service.js';
 export function registerApiKeyRoutes(app: HttpApp, keys: ApiKeyService): void {
   app.post('/apps/:appId/api-keys', {
     config: { auth: 'user' },
-    schema: { tags: ['api-keys'], params: AppParams, body: ApiKeyCreate, response: { 201: CreatedApiKey } },
+    schema: {
+      summary: 'Create an API key for an app',
+      description: 'The key itself is in this answer only; store it, it cannot be read again.',
+      tags: ['api-keys'],
+      params: AppParams,
+      body: ApiKeyCreate,
+      response: { 201: CreatedApiKey },
+    },
     handler: async (request, reply) =>
       reply.status(201).send(await keys.create(principalOf(request), request.params.appId, request.body)),
   });
@@ -17,6 +25,8 @@ export function registerApiKeyRoutes(app: HttpApp, keys: ApiKeyService): void {
   app.get('/apps/:appId/api-keys', {
     config: { auth: 'user' },
     schema: {
+      summary: 'List an app’s API keys',
+      description: 'Prefixes and dates only, never the keys.',
       tags: ['api-keys'],
       params: AppParams,
       querystring: ApiKeyListQuery,
@@ -27,7 +37,12 @@ export function registerApiKeyRoutes(app: HttpApp, keys: ApiKeyService): void {
 
   app.delete('/apps/:appId/api-keys/:keyId', {
     config: { auth: 'user' },
-    schema: { tags: ['api-keys'], params: ApiKeyParams },
+    schema: {
+      summary: 'Revoke an API key',
+      tags: ['api-keys'],
+      params: ApiKeyParams,
+      response: { 204: noContent('The key is revoked and refused from now on') },
+    },
     handler: async (request, reply) => {
       await keys.revoke(principalOf(request), request.params.appId, request.params.keyId);
       return reply.status(204).send();

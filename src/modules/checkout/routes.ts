@@ -1,7 +1,10 @@
 import formBody from '@fastify/formbody';
 import type { FastifyReply } from 'fastify';
+import Type from 'typebox';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
+import { errorBody, seeOther } from '../../platform/http/responses.js';
+import { textResponse } from '../../platform/http/schemas.js';
 import type { PaymentService } from '../payments/index.js';
 import { CHECKOUT_CSS, CHECKOUT_JS } from './assets.js';
 import {
@@ -43,6 +46,21 @@ function sendPage(reply: FastifyReply, outcome: PageOutcome) {
     .send(outcome.page.text);
 }
 
+const page = (description: string) => textResponse('text/html', description);
+
+/** A page route's 400: a problem page for a bad checkout link, the error body for a bad request. */
+const pageOrErrorBody = (description: string, errors: Parameters<typeof errorBody>[0]) => ({
+  description,
+  content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: errorBody(errors) } },
+});
+
+const receiptResponses = {
+  200: page('The receipt with the license key, or a page that waits for a pending payment'),
+  303: seeOther('On to the seller’s success address, signed (autoRedirect, or the buyer chose to continue)'),
+  402: page('The payment did not go through; nothing was charged'),
+  404: page('No payment matches this order and key'),
+};
+
 /** The checkout host's pages and /api/checkout routes. Buyers and sellers' backends call them. */
 export function registerCheckoutRoutes(
   app: HttpApp,
@@ -59,28 +77,67 @@ export function registerCheckoutRoutes(
   for (const [name, type, body] of assets) {
     app.get(`/checkout/assets/${name}`, {
       config: { auth: 'public' },
-      handler: (_request, reply) =>
-        reply.header('content-type', type).header('cache-control', 'public, max-age=3600').send(body),
+      schema: {
+        summary: `The checkout pages’ ${name.endsWith('.css') ? 'stylesheet' : 'script'}`,
+        tags: ['checkout'],
+        response: { 200: textResponse(type.split(';')[0] as string, name) },
+      },
+      handler: async (_request, reply) => {
+        reply.header('content-type', type).header('cache-control', 'public, max-age=3600');
+        return body;
+      },
     });
   }
 
   app.get('/checkout/:productId', {
     config: { auth: 'public' },
-    schema: { tags: ['checkout'], params: PageParams, querystring: PageQuery },
+    schema: {
+      summary: 'The checkout page of a product',
+      description:
+        'For buyers’ browsers: the product, the price and the payment form. With payload (strict mirror mode) the e-mail is fixed by the seller.',
+      tags: ['checkout'],
+      params: PageParams,
+      querystring: PageQuery,
+      response: {
+        200: page('The checkout form'),
+        400: pageOrErrorBody(
+          'The checkout link is not valid or has expired (a page), or a query value is invalid',
+          {
+            validation_failed: 'a query value is invalid',
+          },
+        ),
+        404: page('The product does not exist or is not on sale'),
+      },
+    },
     handler: async (request, reply) =>
       sendPage(reply, await checkout.page(request.params.productId, request.query.payload)),
   });
 
   app.get('/checkout/:productId/complete', {
     config: { auth: 'public' },
-    schema: { tags: ['checkout'], params: PageParams, querystring: CompleteQuery },
+    schema: {
+      summary: 'The buyer’s return after paying',
+      description:
+        'Where the partner sends the buyer back: the receipt and license key once the payment is through.',
+      tags: ['checkout'],
+      params: PageParams,
+      querystring: CompleteQuery,
+      response: receiptResponses,
+    },
     handler: async (request, reply) =>
       sendPage(reply, await checkout.complete(request.params.productId, request.query)),
   });
 
   app.get('/checkout/:productId/continue', {
     config: { auth: 'public' },
-    schema: { tags: ['checkout'], params: PageParams, querystring: CompleteQuery },
+    schema: {
+      summary: 'Continue from the receipt to the seller’s site',
+      description: 'Signs the success address when followed, so it arrives with a fresh timestamp.',
+      tags: ['checkout'],
+      params: PageParams,
+      querystring: CompleteQuery,
+      response: receiptResponses,
+    },
     handler: async (request, reply) =>
       sendPage(reply, await checkout.complete(request.params.productId, request.query, { continue: true })),
   });
@@ -90,7 +147,29 @@ export function registerCheckoutRoutes(
     const form = scope as unknown as HttpApp;
     form.post('/checkout/:productId', {
       config: { auth: 'public', rateLimit },
-      schema: { tags: ['checkout'], params: PageParams, body: CheckoutFormBody },
+      schema: {
+        summary: 'Pay from the checkout form',
+        description:
+          'The plain form post (application/x-www-form-urlencoded), working without JavaScript: the sandbox’s test card, or the crypto button.',
+        tags: ['checkout'],
+        params: PageParams,
+        body: CheckoutFormBody,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          303: seeOther('Paid: on to the receipt; or on to the crypto partner’s payment page'),
+          400: pageOrErrorBody(
+            'The checkout link is not valid or has expired (a page), or the form is malformed',
+            {
+              validation_failed: 'a form field is invalid',
+              invalid_json: 'a JSON body that does not parse',
+            },
+          ),
+          402: page('The form again: the payment was declined'),
+          404: page('The product does not exist or is not on sale'),
+          409: page('The form again: the product cannot be bought this way now'),
+          422: page('The form again, saying what to correct'),
+        },
+      },
       handler: async (request, reply) =>
         sendPage(reply, await checkout.pay(request.params.productId, request.body)),
     });
@@ -98,13 +177,29 @@ export function registerCheckoutRoutes(
 
   app.post('/api/checkout/payment-intent', {
     config: { auth: 'public', rateLimit },
-    schema: { tags: ['checkout'], body: CardPaymentBody, response: { 201: CardPaymentStarted } },
+    schema: {
+      summary: 'Start a card payment from the checkout page (Stripe Elements)',
+      tags: ['checkout'],
+      body: CardPaymentBody,
+      response: { 201: CardPaymentStarted },
+      errors: {
+        bad_request: 'the checkout link (payload) is not valid for this product, or has expired',
+        product_unavailable: 'the product is not on sale, or cannot be bought by card yet',
+      },
+    },
     handler: async (request, reply) => reply.status(201).send(await checkout.startCardPayment(request.body)),
   });
 
   app.post('/api/checkout/mirror/validate', {
     config: { auth: 'public', rateLimit: perMinute(limits.validateRateLimit) },
-    schema: { tags: ['checkout'], body: ValidateBody, response: { 200: ValidateAnswer } },
+    schema: {
+      summary: 'Validate a purchase after the buyer’s redirect',
+      description:
+        'Called by the seller’s site with the license and e-mail from the redirect; grant access only when verified is true. An unknown pair still answers 200, with verified false.',
+      tags: ['checkout'],
+      body: ValidateBody,
+      response: { 200: ValidateAnswer },
+    },
     handler: (request) => checkout.validate(request.body),
   });
 
@@ -116,7 +211,16 @@ export function registerCheckoutRoutes(
     );
     raw.post('/api/checkout/crypto/webhook', {
       config: { auth: 'public' },
-      schema: { tags: ['checkout'], response: { 200: CryptoEventAck } },
+      schema: {
+        summary: 'Receive the crypto partner’s events',
+        description: 'Signed by the partner over the raw body (X-CC-Webhook-Signature).',
+        tags: ['checkout'],
+        response: { 200: CryptoEventAck },
+        errors: {
+          bad_request: 'the signature does not match',
+          not_found: 'no crypto partner is configured',
+        },
+      },
       handler: (request) =>
         payments.receiveCryptoEvent(
           String(request.body ?? ''),

@@ -6,15 +6,26 @@ import type { HttpApp } from '../../platform/http/create-http-app.js';
 export function registerHealthRoutes(app: HttpApp, deps: { ping: () => Promise<void> }): void {
   app.get('/health', {
     config: { auth: 'public' },
-    schema: { tags: ['health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    schema: {
+      summary: 'Liveness: the process answers',
+      tags: ['health'],
+      response: { 200: Type.Object({ status: Type.Literal('ok') }, { description: 'The process is up' }) },
+    },
     handler: async () => ({ status: 'ok' as const }),
   });
 
   app.get('/health/ready', {
     config: { auth: 'public' },
     schema: {
+      summary: 'Readiness: the process and its database answer',
+      description: 'Answers 503 `not_ready` while the database is unreachable or the node is shutting down.',
       tags: ['health'],
-      response: { 200: Type.Object({ status: Type.Literal('ready'), database: Type.Literal('ok') }) },
+      response: {
+        200: Type.Object(
+          { status: Type.Literal('ready'), database: Type.Literal('ok') },
+          { description: 'Ready to take requests' },
+        ),
+      },
     },
     handler: async (request) => {
       try {

@@ -14,7 +14,12 @@ const Jwk = Type.Object({
 export function registerKeySetRoutes(app: HttpApp, keys: KeyRing): void {
   app.get('/licenses/jwks', {
     config: { auth: 'public' },
-    schema: { tags: ['licenses'], response: { 200: Type.Object({ keys: Type.Array(Jwk) }) } },
+    schema: {
+      summary: 'The public keys license tokens are signed with (JWKS)',
+      description: 'Select the key by kid; cache briefly and fetch again on an unknown kid.',
+      tags: ['licenses'],
+      response: { 200: Type.Object({ keys: Type.Array(Jwk) }, { description: 'The key set' }) },
+    },
     handler: async (_request, reply) => {
       reply.header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}, stale-if-error=86400`);
       return keys.jwks();

@@ -178,6 +178,33 @@ describe('listing and changing licenses', () => {
     );
   });
 
+  test('finds one license by its key however it is typed, and nothing for a key that is not one', async () => {
+    const seller = await sellerWithApp(server);
+    const wanted = await issueLicense(server, seller);
+    await issueLicense(server, seller);
+    const found = async (key: string) =>
+      (
+        await server.api.get(`/apps/${seller.appId}/licenses?key=${encodeURIComponent(key)}`, {
+          token: seller.token,
+        })
+      ).expect(200).body;
+    const typed = ` ${wanted.key.toLowerCase().replaceAll('-', '').replaceAll('0', 'o')} `;
+    for (const key of [wanted.key, typed]) {
+      const page = await found(key);
+      assert.deepEqual(
+        page.licenses.map((l: { id: string }) => l.id),
+        [wanted.id],
+        key,
+      );
+      assert.equal(page.total, 1);
+    }
+    assert.deepEqual(await found('not-a-key'), { licenses: [], total: 0, limit: 20, offset: 0 });
+    // Another app's key is not found through this app.
+    const other = await sellerWithApp(server);
+    const foreign = await issueLicense(server, other);
+    assert.equal((await found(foreign.key)).total, 0);
+  });
+
   test('updates e-mail, expiry, metadata and device limit with license.updated', async () => {
     const seller = await sellerWithApp(server);
     const license = await issueLicense(server, seller);

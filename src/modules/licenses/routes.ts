@@ -1,6 +1,7 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
+import { noContent, type RouteErrors } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { limitPerMinuteBy, type WindowCounter } from '../../platform/http/window-counter.js';
 import { AppParams } from '../apps/index.js';
@@ -25,14 +26,36 @@ import {
 import type { LicenseService } from './service.js';
 import type { Verification } from './verification.js';
 
+const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
+
+const LIFECYCLE = {
+  suspend: {
+    summary: 'Suspend a license',
+    description: 'Verification answers invalid until the license is reinstated.',
+    conflict: 'the license is not active',
+  },
+  revoke: {
+    summary: 'Revoke a license',
+    description: 'For good: a revoked license cannot be reinstated.',
+    conflict: 'the license is already revoked',
+  },
+  reinstate: {
+    summary: 'Reinstate a suspended license',
+    description: 'Verification answers valid again.',
+    conflict: 'the license is not suspended',
+  },
+} as const;
+
 export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): void {
   app.get('/apps/:appId/licenses', {
     config: { auth: 'seller' },
     schema: {
+      summary: 'List an app’s licenses',
       tags: ['licenses'],
       params: AppParams,
       querystring: LicenseListQuery,
       response: { 200: LicenseList },
+      errors: scoped,
     },
     handler: (request) => {
       const { limit, offset, ...filter } = request.query;
@@ -42,20 +65,40 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
 
   app.post('/apps/:appId/licenses', {
     config: { auth: 'seller' },
-    schema: { tags: ['licenses'], params: AppParams, body: LicenseCreate, response: { 201: License } },
+    schema: {
+      summary: 'Issue a license for an app',
+      tags: ['licenses'],
+      params: AppParams,
+      body: LicenseCreate,
+      response: { 201: License },
+      errors: scoped,
+    },
     handler: async (request, reply) =>
       reply.status(201).send(await licenses.issue(principalOf(request), request.params.appId, request.body)),
   });
 
   app.get('/apps/:appId/licenses/:licenseId', {
     config: { auth: 'seller' },
-    schema: { tags: ['licenses'], params: LicenseParams, response: { 200: License } },
+    schema: {
+      summary: 'Get a license',
+      tags: ['licenses'],
+      params: LicenseParams,
+      response: { 200: License },
+      errors: scoped,
+    },
     handler: (request) => licenses.get(principalOf(request), request.params.appId, request.params.licenseId),
   });
 
   app.patch('/apps/:appId/licenses/:licenseId', {
     config: { auth: 'seller' },
-    schema: { tags: ['licenses'], params: LicenseParams, body: LicenseUpdate, response: { 200: License } },
+    schema: {
+      summary: 'Change a license',
+      tags: ['licenses'],
+      params: LicenseParams,
+      body: LicenseUpdate,
+      response: { 200: License },
+      errors: scoped,
+    },
     handler: (request) =>
       licenses.update(principalOf(request), request.params.appId, request.params.licenseId, request.body),
   });
@@ -63,7 +106,14 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
   for (const action of ['suspend', 'revoke', 'reinstate'] as const) {
     app.post(`/apps/:appId/licenses/:licenseId/${action}`, {
       config: { auth: 'seller' },
-      schema: { tags: ['licenses'], params: LicenseParams, response: { 200: License } },
+      schema: {
+        summary: LIFECYCLE[action].summary,
+        description: LIFECYCLE[action].description,
+        tags: ['licenses'],
+        params: LicenseParams,
+        response: { 200: License },
+        errors: { ...scoped, conflict: LIFECYCLE[action].conflict },
+      },
       handler: (request) =>
         licenses[action](principalOf(request), request.params.appId, request.params.licenseId),
     });
@@ -71,14 +121,27 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
 
   app.get('/apps/:appId/licenses/:licenseId/devices', {
     config: { auth: 'seller' },
-    schema: { tags: ['licenses'], params: LicenseParams, response: { 200: DeviceList } },
+    schema: {
+      summary: 'List the devices bound to a license',
+      tags: ['licenses'],
+      params: LicenseParams,
+      response: { 200: DeviceList },
+      errors: scoped,
+    },
     handler: (request) =>
       licenses.devices(principalOf(request), request.params.appId, request.params.licenseId),
   });
 
   app.delete('/apps/:appId/licenses/:licenseId/devices/:hwuid', {
     config: { auth: 'seller' },
-    schema: { tags: ['licenses'], params: DeviceParams },
+    schema: {
+      summary: 'Release a device from a license',
+      description: 'Frees its seat, so another device can be bound.',
+      tags: ['licenses'],
+      params: DeviceParams,
+      response: { 204: noContent('The device is released') },
+      errors: scoped,
+    },
     handler: async (request, reply) => {
       const { appId, licenseId, hwuid } = request.params;
       await licenses.releaseDevice(principalOf(request), appId, licenseId, hwuid);
@@ -103,28 +166,55 @@ export function registerVerificationRoutes(
   app.post('/licenses/verify', {
     config: { auth: 'public', rateLimit },
     preValidation: perKey,
-    schema: { tags: ['licenses'], body: VerifyBody, response: { 200: VerificationResult } },
+    schema: {
+      summary: 'Verify a license key',
+      description:
+        'For client software. A key that does not verify still answers 200, with valid false and a code saying why.',
+      tags: ['licenses'],
+      body: VerifyBody,
+      response: { 200: VerificationResult },
+    },
     handler: async (request, reply) => reply.headers(noStore).send(await verification.verify(request.body)),
   });
 
   app.post('/licenses/validate-hardware', {
     config: { auth: 'public', rateLimit },
     preValidation: perKey,
-    schema: { tags: ['licenses'], body: ValidateHardwareBody, response: { 200: VerificationResult } },
+    schema: {
+      summary: 'Verify a license key on a device, and get a license token',
+      description:
+        'Binds the device when a seat is free. When license tokens are on, a valid answer carries a signed token for offline checks.',
+      tags: ['licenses'],
+      body: ValidateHardwareBody,
+      response: { 200: VerificationResult },
+    },
     handler: async (request, reply) =>
       reply.headers(noStore).send(await verification.validateHardware(request.body)),
   });
 
   app.post('/licenses/introspect', {
     config: { auth: 'public', rateLimit },
-    schema: { tags: ['licenses'], body: IntrospectBody, response: { 200: IntrospectResult } },
+    schema: {
+      summary: 'Check a license token against the live license',
+      description:
+        'Verifies the signature and claims, then answers the license’s status now (active false once revoked).',
+      tags: ['licenses'],
+      body: IntrospectBody,
+      response: { 200: IntrospectResult },
+    },
     handler: async (request, reply) =>
       reply.headers(noStore).send(await verification.introspect(request.body.license_token)),
   });
 
   app.post('/licenses/revoke-token', {
     config: { auth: 'seller' },
-    schema: { tags: ['licenses'], body: RevokeTokenBody, response: { 200: RevokeTokenResult } },
+    schema: {
+      summary: 'Revoke one issued license token',
+      tags: ['licenses'],
+      body: RevokeTokenBody,
+      response: { 200: RevokeTokenResult },
+      errors: { not_found: 'no unexpired token of yours has this jti' },
+    },
     handler: (request) => verification.revokeToken(principalOf(request), request.body.jti),
   });
 }

@@ -71,6 +71,8 @@ export const LicenseListQuery = Type.Object(
     status: Type.Optional(Type.Enum(LICENSE_STATUSES)),
     productId: Type.Optional(Uuid),
     email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+    /** One exact key, typed the way people type keys (case, spaces and dashes forgiven). */
+    key: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   },
   { additionalProperties: false },
 );

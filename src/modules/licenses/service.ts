@@ -9,7 +9,7 @@ import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type EventType, recordEvent } from '../events/index.js';
 import type { ProductService } from '../products/index.js';
-import { generateLicenseKey } from './license-key.js';
+import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
 import type { LicenseCreateInput, LicenseFilter, LicenseResource, LicenseUpdateInput } from './schemas.js';
 import * as store from './store.js';
 
@@ -163,7 +163,10 @@ export function createLicenseService({ db, clock, log, apps, products }: License
 
     async list(principal: Principal, appId: string, filter: LicenseFilter, page: Page) {
       const app = await apps.requireOwnedApp(principal, appId);
-      const { rows, total } = await store.listLicenses(db, app.id, filter, page);
+      // A key that cannot be one of ours matches nothing rather than being refused: it is a search.
+      const key = filter.key === undefined ? undefined : normalizeLicenseKey(filter.key);
+      if (key === null) return { licenses: [], total: 0, ...page };
+      const { rows, total } = await store.listLicenses(db, app.id, { ...filter, key }, page);
       return { licenses: rows.map(toLicense), total, ...page };
     },
 

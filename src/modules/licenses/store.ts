@@ -60,6 +60,7 @@ export async function listLicenses(executor: Executor, appId: string, filter: Li
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.productId) query = query.where('product_id', '=', filter.productId);
   if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
+  if (filter.key) query = query.where('key', '=', filter.key);
   const [rows, total] = await Promise.all([
     query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),

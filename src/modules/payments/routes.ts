@@ -1,6 +1,7 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
+import type { RouteErrors } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import {
   ConfirmPaymentBody,
@@ -30,17 +31,37 @@ export function registerPaymentRoutes(
   limits: { checkoutRateLimit: number },
 ): void {
   const rateLimit = perMinute(limits.checkoutRateLimit);
+  const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
 
   app.post('/stripe/create-payment-intent', {
     config: { auth: 'public', rateLimit },
-    schema: { tags: ['payments'], body: CreatePaymentIntentBody, response: { 201: PaymentIntentCreated } },
+    schema: {
+      summary: 'Start a card payment for a product',
+      description:
+        'Opens an order and a payment at the card partner; the client secret lets the buyer confirm it.',
+      tags: ['payments'],
+      body: CreatePaymentIntentBody,
+      response: { 201: PaymentIntentCreated },
+      errors: {
+        not_found: 'no such product',
+        product_unavailable: 'the product is not on sale, or cannot be bought by card yet',
+      },
+    },
     handler: async (request, reply) =>
       reply.status(201).send(await payments.createPaymentIntent(request.body)),
   });
 
   app.post('/stripe/confirm-payment', {
     config: { auth: 'public', rateLimit },
-    schema: { tags: ['payments'], body: ConfirmPaymentBody, response: { 200: PaymentConfirmation } },
+    schema: {
+      summary: 'Confirm a card payment and get the license',
+      description:
+        'Re-reads the payment at the partner (never the buyer’s word) and fulfils the order; a refused payment still answers 200 with its status.',
+      tags: ['payments'],
+      body: ConfirmPaymentBody,
+      response: { 200: PaymentConfirmation },
+      errors: { not_found: 'no payment matches this id and client secret' },
+    },
     handler: (request) => payments.confirmPayment(request.body),
   });
 
@@ -52,7 +73,17 @@ export function registerPaymentRoutes(
     );
     raw.post('/stripe/webhook', {
       config: { auth: 'public' },
-      schema: { tags: ['payments'], response: { 200: PartnerEventAck } },
+      schema: {
+        summary: 'Receive the card partner’s events',
+        description:
+          'Called by Stripe, signed with the Stripe-Signature header over the raw body. An event already handled is acknowledged again.',
+        tags: ['payments'],
+        response: { 200: PartnerEventAck },
+        errors: {
+          bad_request: 'the signature does not match or is too old',
+          not_found: 'no card partner webhook is configured',
+        },
+      },
       handler: (request) =>
         payments.receivePartnerEvent(
           String(request.body ?? ''),
@@ -63,19 +94,37 @@ export function registerPaymentRoutes(
 
   app.post('/transaction/status', {
     config: { auth: 'seller' },
-    schema: { tags: ['transactions'], body: TransactionStatusBody, response: { 200: TransactionStatus } },
+    schema: {
+      summary: 'Look up a transaction’s status',
+      tags: ['transactions'],
+      body: TransactionStatusBody,
+      response: { 200: TransactionStatus },
+      errors: { ...scoped, not_found: 'no transaction of yours has this id' },
+    },
     handler: (request) => payments.transactionStatus(principalOf(request), request.body.transaction),
   });
 
   app.post('/transactions', {
     config: { auth: 'seller' },
-    schema: { tags: ['transactions'], body: TransactionsBody, response: { 200: TransactionBatch } },
+    schema: {
+      summary: 'Look up many transactions at once',
+      description: 'At most 200 rows, within a relative window (all, today, week, month).',
+      tags: ['transactions'],
+      body: TransactionsBody,
+      response: { 200: TransactionBatch },
+    },
     handler: (request) => payments.transactions(principalOf(request), request.body),
   });
 
   app.get('/orders', {
     config: { auth: 'seller' },
-    schema: { tags: ['orders'], querystring: OrderListQuery, response: { 200: OrderList } },
+    schema: {
+      summary: 'List your orders',
+      description: 'Paid and pending orders of your products unless status asks for another.',
+      tags: ['orders'],
+      querystring: OrderListQuery,
+      response: { 200: OrderList },
+    },
     handler: (request) => {
       const { limit, offset, ...filter } = request.query;
       return payments.listOrders(principalOf(request), filter, pageOf({ limit, offset }));
@@ -84,7 +133,12 @@ export function registerPaymentRoutes(
 
   app.get('/disputes', {
     config: { auth: 'seller' },
-    schema: { tags: ['disputes'], querystring: DisputeListQuery, response: { 200: DisputeList } },
+    schema: {
+      summary: 'List your disputes',
+      tags: ['disputes'],
+      querystring: DisputeListQuery,
+      response: { 200: DisputeList },
+    },
     handler: (request) => {
       const { limit, offset, ...filter } = request.query;
       return payments.listDisputes(principalOf(request), filter, pageOf({ limit, offset }));
@@ -93,13 +147,25 @@ export function registerPaymentRoutes(
 
   app.get('/disputes/:id', {
     config: { auth: 'seller' },
-    schema: { tags: ['disputes'], params: DisputeParams, response: { 200: DisputeDetail } },
+    schema: {
+      summary: 'Get a dispute',
+      tags: ['disputes'],
+      params: DisputeParams,
+      response: { 200: DisputeDetail },
+      errors: scoped,
+    },
     handler: (request) => payments.getDispute(principalOf(request), request.params.id),
   });
 
   app.get('/orders/:id', {
     config: { auth: 'seller' },
-    schema: { tags: ['orders'], params: OrderParams, response: { 200: OrderDetail } },
+    schema: {
+      summary: 'Get an order',
+      tags: ['orders'],
+      params: OrderParams,
+      response: { 200: OrderDetail },
+      errors: scoped,
+    },
     handler: (request) => payments.getOrder(principalOf(request), request.params.id),
   });
 }

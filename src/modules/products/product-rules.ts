@@ -5,7 +5,7 @@ import { tierAtLeast } from '../users/index.js';
 import type { ProductInput, ProductResource } from './schemas.js';
 
 /** A product's writable state, as the rules see it. */
-export type ProductState = Omit<ProductResource, 'id' | 'userId' | 'createdAt' | 'updatedAt'>;
+export type ProductState = Omit<ProductResource, 'id' | 'userId' | 'checkoutUrl' | 'createdAt' | 'updatedAt'>;
 
 /** What a field is when a create or a PUT leaves it out. */
 export const PRODUCT_DEFAULTS = {

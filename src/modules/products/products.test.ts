@@ -72,6 +72,7 @@ const RESOURCE_FIELDS = [
   'sendLicenseToCustomer',
   'callbackSecret',
   'merchantWebhookUrl',
+  'checkoutUrl',
   'createdAt',
   'updatedAt',
 ].sort();
@@ -106,6 +107,16 @@ describe('creating products', () => {
     assert.match(product.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const got = (await server.api.get(`/products/${product.id}`, { token: seller.token })).expect(200);
     assert.deepEqual(got.body, product);
+  });
+
+  test('carries the link to its hosted checkout page, which sells it', async () => {
+    const seller = await sellerWithApp(server);
+    const product = await createProduct(seller, { name: 'Linked licence' });
+    assert.equal(product.checkoutUrl, `${server.config.payPublicUrl}/checkout/${product.id}`);
+    const listed = (await server.api.get('/products', { token: seller.token })).expect(200).body;
+    assert.equal(listed.products[0].checkoutUrl, product.checkoutUrl);
+    const page = (await server.pay.get(`/checkout/${product.id}`)).expect(200);
+    assert.match(page.text, /Linked licence/);
   });
 
   test('keeps the price exact in storage and in responses', async () => {
@@ -327,7 +338,7 @@ describe('tier gates', () => {
     const product = await createProduct(seller, { hideEmail: true, licenseEmails: ['a@example.com'] });
     const token = await server.adminToken();
     (await server.api.patch(`/admin/users/${seller.user.id}`, { tier: 'free' }, { token })).expect(200);
-    const { id, userId, createdAt, updatedAt, ...writable } = product;
+    const { id, userId, checkoutUrl, createdAt, updatedAt, ...writable } = product;
     const replaced = (
       await server.api.put(`/products/${id}`, { ...writable, name: 'Renamed' }, { token: seller.token })
     ).expect(200);

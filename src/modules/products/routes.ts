@@ -1,5 +1,6 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
+import { noContent, type RouteErrors } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import {
   Product,
@@ -12,10 +13,22 @@ import {
 } from './schemas.js';
 import type { ProductService } from './service.js';
 
+const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
+const changing: RouteErrors = {
+  ...scoped,
+  tier_required: 'a field set needs a higher plan tier',
+};
+
 export function registerProductRoutes(app: HttpApp, products: ProductService): void {
   app.get('/products', {
     config: { auth: 'seller' },
-    schema: { tags: ['products'], querystring: ProductListQuery, response: { 200: ProductList } },
+    schema: {
+      summary: 'List your products',
+      description: 'With an API key, only the products of the key’s app.',
+      tags: ['products'],
+      querystring: ProductListQuery,
+      response: { 200: ProductList },
+    },
     handler: (request) => {
       const { limit, offset, ...filter } = request.query;
       return products.list(principalOf(request), filter, pageOf({ limit, offset }));
@@ -24,38 +37,84 @@ export function registerProductRoutes(app: HttpApp, products: ProductService): v
 
   app.post('/products', {
     config: { auth: 'seller' },
-    schema: { tags: ['products'], body: ProductCreate, response: { 201: Product } },
+    schema: {
+      summary: 'Create a product',
+      tags: ['products'],
+      body: ProductCreate,
+      response: { 201: Product },
+      errors: { ...changing, not_found: 'the app named by appId does not exist or is another seller’s' },
+    },
     handler: async (request, reply) =>
       reply.status(201).send(await products.create(principalOf(request), request.body)),
   });
 
   app.get('/products/:id', {
     config: { auth: 'seller' },
-    schema: { tags: ['products'], params: ProductParams, response: { 200: Product } },
+    schema: {
+      summary: 'Get a product',
+      tags: ['products'],
+      params: ProductParams,
+      response: { 200: Product },
+      errors: scoped,
+    },
     handler: (request) => products.get(principalOf(request), request.params.id),
   });
 
   app.put('/products/:id', {
     config: { auth: 'seller' },
-    schema: { tags: ['products'], params: ProductParams, body: ProductReplace, response: { 200: Product } },
+    schema: {
+      summary: 'Replace a product',
+      description: 'The product becomes what the body says; omitted fields return to their defaults.',
+      tags: ['products'],
+      params: ProductParams,
+      body: ProductReplace,
+      response: { 200: Product },
+      errors: {
+        ...changing,
+        product_in_use: 'moving the product to another app while licenses reference it',
+      },
+    },
     handler: (request) => products.replace(principalOf(request), request.params.id, request.body),
   });
 
   app.patch('/products/:id', {
     config: { auth: 'seller' },
-    schema: { tags: ['products'], params: ProductParams, body: ProductPatch, response: { 200: Product } },
+    schema: {
+      summary: 'Change some fields of a product',
+      tags: ['products'],
+      params: ProductParams,
+      body: ProductPatch,
+      response: { 200: Product },
+      errors: {
+        ...changing,
+        product_in_use: 'moving the product to another app while licenses reference it',
+      },
+    },
     handler: (request) => products.update(principalOf(request), request.params.id, request.body),
   });
 
   app.post('/products/:id/rotate-callback-secret', {
     config: { auth: 'seller' },
-    schema: { tags: ['products'], params: ProductParams, response: { 200: Product } },
+    schema: {
+      summary: 'Replace a product’s callback secret',
+      description: 'The old secret stops working at once; the answer carries the new one.',
+      tags: ['products'],
+      params: ProductParams,
+      response: { 200: Product },
+      errors: scoped,
+    },
     handler: (request) => products.rotateCallbackSecret(principalOf(request), request.params.id),
   });
 
   app.delete('/products/:id', {
     config: { auth: 'seller' },
-    schema: { tags: ['products'], params: ProductParams },
+    schema: {
+      summary: 'Delete a product',
+      tags: ['products'],
+      params: ProductParams,
+      response: { 204: noContent('The product is deleted') },
+      errors: { ...scoped, product_in_use: 'licenses or subscriptions still reference the product' },
+    },
     handler: async (request, reply) => {
       await products.remove(principalOf(request), request.params.id);
       return reply.status(204).send();

@@ -101,6 +101,8 @@ export const Product = Type.Object({
   sendLicenseToCustomer: Type.Boolean(),
   callbackSecret: Type.String(),
   merchantWebhookUrl: Nullable(Type.String()),
+  /** The hosted checkout page that sells this product, to link to from the seller's site. */
+  checkoutUrl: Type.String(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -20,11 +20,18 @@ export interface ProductServiceDeps {
   clock: Clock;
   log: Log;
   apps: Pick<AppService, 'requireOwnedApp'>;
+  /** The checkout host's public address, for each product's checkout link. */
+  payUrl: string;
 }
 
 export type ProductService = ReturnType<typeof createProductService>;
 
-export function createProductService({ db, clock, log, apps }: ProductServiceDeps) {
+export function createProductService({ db, clock, log, apps, payUrl }: ProductServiceDeps) {
+  const present = (row: ProductRow): ProductResource => ({
+    ...toProduct(row),
+    checkoutUrl: `${payUrl}/checkout/${row.id}`,
+  });
+
   /** The seller's product, visible to an API key only when it belongs to the key's app. */
   async function requireOwnedProduct(principal: Principal, id: string): Promise<ProductRow> {
     const row = await store.findProduct(db, principal.userId, id);
@@ -84,7 +91,7 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
         );
       });
     if (!row) throw notFound('Product');
-    return toProduct(row);
+    return present(row);
   }
 
   return {
@@ -169,10 +176,10 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
         now: clock.now(),
       });
       log.info({ productId: row.id, appId: row.app_id }, 'product.created');
-      return toProduct(row);
+      return present(row);
     },
 
-    get: async (principal: Principal, id: string) => toProduct(await requireOwnedProduct(principal, id)),
+    get: async (principal: Principal, id: string) => present(await requireOwnedProduct(principal, id)),
 
     async list(principal: Principal, filter: ProductFilter, page: Page) {
       const { rows, total } = await store.listProducts(
@@ -181,7 +188,7 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
         { ...filter, onlyAppId: apiKeyAppId(principal) },
         page,
       );
-      return { products: rows.map(toProduct), total, ...page };
+      return { products: rows.map(present), total, ...page };
     },
 
     /** PUT: the product becomes what the body says; omitted fields return to their defaults. */
@@ -216,7 +223,7 @@ export function createProductService({ db, clock, log, apps }: ProductServiceDep
       );
       if (!row) throw notFound('Product');
       log.info({ productId: id }, 'product.callback_secret.rotated');
-      return toProduct(row);
+      return present(row);
     },
 
     /**
@@ -244,7 +251,7 @@ function stateOf(row: ProductRow): ProductState {
   return state;
 }
 
-export function toProduct(row: ProductRow): ProductResource {
+export function toProduct(row: ProductRow): Omit<ProductResource, 'checkoutUrl'> {
   return {
     id: row.id,
     userId: row.user_id,

@@ -18,6 +18,7 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
   app.get('/subscriptions', {
     config: { auth: 'seller' },
     schema: {
+      summary: 'List your subscriptions',
       tags: ['subscriptions'],
       querystring: SubscriptionListQuery,
       response: { 200: SubscriptionList },
@@ -30,7 +31,17 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
 
   app.post('/subscriptions/:id/cancel', {
     config: { auth: 'seller' },
-    schema: { tags: ['subscriptions'], params: SubscriptionParams, response: { 200: SubscriptionCanceled } },
+    schema: {
+      summary: 'Cancel a subscription',
+      description: 'No further renewals; merchant webhooks receive subscription.canceled.',
+      tags: ['subscriptions'],
+      params: SubscriptionParams,
+      response: { 200: SubscriptionCanceled },
+      errors: {
+        app_scope_mismatch: 'the API key belongs to another app',
+        subscription_inactive: 'the subscription is already canceled',
+      },
+    },
     handler: (request) => subscriptions.cancel(principalOf(request), request.params.id),
   });
 }
@@ -39,7 +50,21 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
 export function registerRenewalRoutes(app: HttpApp, renewals: Renewals, limits: { rateLimit: number }): void {
   app.post('/api/checkout/mirror/subscription/charge', {
     config: { auth: 'public', rateLimit: perMinute(limits.rateLimit) },
-    schema: { tags: ['checkout'], body: RenewalChargeBody, response: { 200: RenewalCharged } },
+    schema: {
+      summary: 'Charge a subscription renewal',
+      description:
+        'Called by the seller’s backend with the product’s callback secret (server-side only). Charges the saved payment method and extends the license.',
+      tags: ['checkout'],
+      body: RenewalChargeBody,
+      response: { 200: RenewalCharged },
+      errors: {
+        invalid_callback_secret: 'the subscription and the callback secret do not match',
+        currency_mismatch: 'the currency is not the subscription’s',
+        payment_declined: 'the payment partner declined the charge',
+        subscription_inactive: 'the subscription is canceled',
+        renewal_not_due: 'the current period ends more than 7 days from now',
+      },
+    },
     handler: (request) =>
       renewals.charge({
         subscriptionId: request.body.subscription_id,

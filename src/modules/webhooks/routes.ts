@@ -1,5 +1,6 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
+import { noContent, type RouteErrors } from '../../platform/http/responses.js';
 import {
   AttemptLogList,
   DeliveryParams,
@@ -15,37 +16,70 @@ import {
 } from './schemas.js';
 import type { WebhookService } from './service.js';
 
+const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
+
 export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): void {
   const auth = { auth: 'seller' as const };
 
   app.post('/webhooks', {
     config: auth,
-    schema: { tags: ['webhooks'], body: WebhookCreate, response: { 201: WebhookWithSecret } },
+    schema: {
+      summary: 'Register a webhook endpoint',
+      description: 'The signing secret is in this answer; one is generated when the body has none.',
+      tags: ['webhooks'],
+      body: WebhookCreate,
+      response: { 201: WebhookWithSecret },
+      errors: { ...scoped, not_found: 'the app named by appId does not exist or is another seller’s' },
+    },
     handler: async (request, reply) =>
       reply.status(201).send(await webhooks.create(principalOf(request), request.body)),
   });
 
   app.get('/webhooks', {
     config: auth,
-    schema: { tags: ['webhooks'], querystring: PageNumberQuery, response: { 200: WebhookList } },
+    schema: {
+      summary: 'List your webhook endpoints',
+      tags: ['webhooks'],
+      querystring: PageNumberQuery,
+      response: { 200: WebhookList },
+    },
     handler: (request) => webhooks.list(principalOf(request), request.query),
   });
 
   app.get('/webhooks/:id', {
     config: auth,
-    schema: { tags: ['webhooks'], params: WebhookParams, response: { 200: Webhook } },
+    schema: {
+      summary: 'Get a webhook endpoint',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      response: { 200: Webhook },
+      errors: scoped,
+    },
     handler: (request) => webhooks.get(principalOf(request), request.params.id),
   });
 
   app.put('/webhooks/:id', {
     config: auth,
-    schema: { tags: ['webhooks'], params: WebhookParams, body: WebhookUpdate, response: { 200: Webhook } },
+    schema: {
+      summary: 'Change a webhook endpoint’s URL and events',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      body: WebhookUpdate,
+      response: { 200: Webhook },
+      errors: scoped,
+    },
     handler: (request) => webhooks.update(principalOf(request), request.params.id, request.body),
   });
 
   app.delete('/webhooks/:id', {
     config: auth,
-    schema: { tags: ['webhooks'], params: WebhookParams },
+    schema: {
+      summary: 'Delete a webhook endpoint',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      response: { 204: noContent('The endpoint is deleted; nothing more is sent to it') },
+      errors: scoped,
+    },
     handler: async (request, reply) => {
       await webhooks.remove(principalOf(request), request.params.id);
       return reply.status(204).send();
@@ -58,26 +92,53 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
   ] as const) {
     app.post(`/webhooks/:id/${action}`, {
       config: auth,
-      schema: { tags: ['webhooks'], params: WebhookParams, response: { 200: Webhook } },
+      schema: {
+        summary: enabled
+          ? 'Resume deliveries to a webhook endpoint'
+          : 'Pause deliveries to a webhook endpoint',
+        tags: ['webhooks'],
+        params: WebhookParams,
+        response: { 200: Webhook },
+        errors: scoped,
+      },
       handler: (request) => webhooks.setEnabled(principalOf(request), request.params.id, enabled),
     });
   }
 
   app.post('/webhooks/:id/rotate-secret', {
     config: auth,
-    schema: { tags: ['webhooks'], params: WebhookParams, response: { 200: RotatedSecret } },
+    schema: {
+      summary: 'Replace a webhook endpoint’s signing secret',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      response: { 200: RotatedSecret },
+      errors: scoped,
+    },
     handler: (request) => webhooks.rotateSecret(principalOf(request), request.params.id),
   });
 
   app.post('/webhooks/:id/test', {
     config: auth,
-    schema: { tags: ['webhooks'], params: WebhookParams, response: { 200: SendOutcome } },
+    schema: {
+      summary: 'Send a test event to a webhook endpoint',
+      description: 'Sent now, with a sample payload; the answer says how the receiver answered.',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      response: { 200: SendOutcome },
+      errors: scoped,
+    },
     handler: (request) => webhooks.sendTest(principalOf(request), request.params.id),
   });
 
   app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', {
     config: auth,
-    schema: { tags: ['webhooks'], params: DeliveryParams, response: { 200: SendOutcome } },
+    schema: {
+      summary: 'Send a past delivery again',
+      tags: ['webhooks'],
+      params: DeliveryParams,
+      response: { 200: SendOutcome },
+      errors: scoped,
+    },
     handler: (request) =>
       webhooks.redeliver(principalOf(request), request.params.id, request.params.deliveryId),
   });
@@ -85,10 +146,13 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
   app.get('/webhooks/:id/logs', {
     config: auth,
     schema: {
+      summary: 'Delivery attempts of a webhook endpoint',
+      description: 'Each attempt with the receiver’s HTTP status, response body and a success flag.',
       tags: ['webhooks'],
       params: WebhookParams,
       querystring: PageNumberQuery,
       response: { 200: AttemptLogList },
+      errors: scoped,
     },
     handler: (request) => webhooks.logs(principalOf(request), request.params.id, request.query),
   });

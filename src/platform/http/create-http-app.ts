@@ -14,6 +14,8 @@ import Fastify, {
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Log } from '../log.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
+import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
+import { completeResponses } from './responses.js';
 import { findNulCharacter, validationDetails, validatorCompiler } from './validation.js';
 
 /** The app type every module registers its routes on (TypeBox-typed requests). */
@@ -74,6 +76,8 @@ export interface HttpAppOptions {
   bodyLimit?: number;
   /** Client address: how many proxy hops to trust (0: the socket's peer). */
   trustProxyHops?: number;
+  /** Check responses against their declared schemas (see response-contract.ts); off by default. */
+  responseContract?: ResponseContractMode;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
@@ -110,9 +114,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const catalog: RouteInfo[] = [];
   routeCatalogs.set(app, catalog);
   app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth ?? 'seller';
+    route.schema = { ...route.schema, response: completeResponses(route, auth) };
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
-      catalog.push({ method, url: route.url, auth: route.config?.auth ?? 'seller' });
+      catalog.push({ method, url: route.url, auth });
     }
   });
 
@@ -125,6 +131,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.addHook('preClose', async () => {
     closing = true;
   });
+
+  // Before the in-flight hook: a violation answers again, and that answer settles the request.
+  checkResponseContract(app as unknown as HttpApp, options.responseContract ?? 'off');
 
   const inFlight = new InFlight();
   inFlightRequests.set(app, inFlight);

@@ -1,0 +1,237 @@
+import { type ComponentChildren, Fragment } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { type ApiError, api, configureApi } from './api';
+import { StatusProvider, useAnnounce } from './components/status';
+import { AnalyticsPage } from './pages/analytics';
+import { AppDetailPage } from './pages/app-detail';
+import { AppsPage } from './pages/apps';
+import { DisputeDetailPage, DisputesPage } from './pages/disputes';
+import { LicenseDetailPage } from './pages/license-detail';
+import { LicensesPage } from './pages/licenses';
+import { OrderDetailPage, OrdersPage } from './pages/orders';
+import { ProductEditPage } from './pages/product-edit';
+import { ProductsPage } from './pages/products';
+import { SignInPage } from './pages/sign-in';
+import { SignUpPage } from './pages/sign-up';
+import { SubscriptionsPage } from './pages/subscriptions';
+import { WebhookDetailPage } from './pages/webhook-detail';
+import { WebhooksPage } from './pages/webhooks';
+import { href, match, navigate, useHashPath } from './router';
+import { storedToken, storeToken } from './session';
+import { SessionContext, type SignedIn } from './session-context';
+import type { User } from './types';
+
+type Screen = (params: Record<string, string>) => ComponentChildren;
+
+/** Screens of a signed-in user, first match wins. */
+const SCREENS: [string, Screen][] = [
+  ['/apps', () => <AppsPage />],
+  ['/apps/:appId', (p) => <AppDetailPage appId={p.appId ?? ''} />],
+  ['/licenses', () => <LicensesPage />],
+  ['/apps/:appId/licenses', (p) => <LicensesPage appId={p.appId} />],
+  [
+    '/apps/:appId/licenses/:licenseId',
+    (p) => <LicenseDetailPage appId={p.appId ?? ''} licenseId={p.licenseId ?? ''} />,
+  ],
+  ['/products', () => <ProductsPage />],
+  ['/products/new', () => <ProductEditPage />],
+  ['/products/:id', (p) => <ProductEditPage id={p.id} />],
+  ['/webhooks', () => <WebhooksPage />],
+  ['/webhooks/:id', (p) => <WebhookDetailPage id={p.id ?? ''} />],
+  ['/orders', () => <OrdersPage />],
+  ['/orders/:id', (p) => <OrderDetailPage id={p.id ?? ''} />],
+  ['/subscriptions', () => <SubscriptionsPage />],
+  ['/disputes', () => <DisputesPage />],
+  ['/disputes/:id', (p) => <DisputeDetailPage id={p.id ?? ''} />],
+  ['/admin/analytics', () => <AnalyticsPage />],
+];
+
+const NAV: { path: string; label: string; admin?: boolean }[] = [
+  { path: '/apps', label: 'Apps' },
+  { path: '/products', label: 'Products' },
+  { path: '/licenses', label: 'Licenses' },
+  { path: '/webhooks', label: 'Webhooks' },
+  { path: '/orders', label: 'Orders' },
+  { path: '/subscriptions', label: 'Subscriptions' },
+  { path: '/disputes', label: 'Disputes' },
+  { path: '/admin/analytics', label: 'Analytics', admin: true },
+];
+
+export function App() {
+  return (
+    <StatusProvider>
+      <Dashboard />
+    </StatusProvider>
+  );
+}
+
+function Dashboard() {
+  const path = useHashPath();
+  const announce = useAnnounce();
+  const [token, setToken] = useState(storedToken);
+  const [user, setUser] = useState<User | null>(null);
+
+  const signOut = useCallback(
+    (message?: string) => {
+      storeToken(null);
+      setToken(null);
+      setUser(null);
+      if (message) announce(message);
+      navigate('/sign-in');
+    },
+    [announce],
+  );
+
+  useEffect(() => {
+    configureApi({
+      token: storedToken,
+      unauthorized: () => signOut('Your session has ended. Sign in again.'),
+    });
+  }, [signOut]);
+
+  // A stored session is checked before any screen shows: the token may have expired (a 401,
+  // which signs out through the hook above) or the service may be unreachable (retry).
+  const [checkFailed, setCheckFailed] = useState<string | null>(null);
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    if (!token || user) return;
+    setCheckFailed(null);
+    api.get<{ user: User }>('/auth/me').then(
+      (me) => setUser(me.user),
+      (error: ApiError) => {
+        if (error.status !== 401) setCheckFailed(error.message);
+      },
+    );
+  }, [token, user, attempt]);
+
+  const signedIn: SignedIn = useCallback((session) => {
+    storeToken(session.token);
+    setToken(session.token);
+    setUser(session.user);
+    navigate('/apps');
+  }, []);
+
+  const publicScreen = path === '/sign-in' || path === '/sign-up';
+  useEffect(() => {
+    if (!token && !publicScreen) navigate('/sign-in');
+    if (user && (publicScreen || path === '/')) navigate('/apps');
+  }, [token, user, publicScreen, path]);
+
+  if (!token || !user) {
+    if (token)
+      return (
+        <Shell>
+          {checkFailed ? (
+            <div class="form-error" role="alert">
+              <p>{checkFailed}</p>
+              <button type="button" class="secondary" onClick={() => setAttempt((n) => n + 1)}>
+                Try again
+              </button>
+            </div>
+          ) : (
+            <p class="muted">Loading…</p>
+          )}
+        </Shell>
+      );
+    return (
+      <Shell>
+        {path === '/sign-up' ? (
+          <SignUpPage key="sign-up" onSignedIn={signedIn} />
+        ) : (
+          <SignInPage key="sign-in" onSignedIn={signedIn} />
+        )}
+      </Shell>
+    );
+  }
+
+  const found = SCREENS.map(([pattern, screen]) => ({ params: match(pattern, path), screen })).find(
+    (candidate) => candidate.params !== null,
+  );
+  const adminOnly = path.startsWith('/admin') && user.role !== 'ADMIN';
+  return (
+    <SessionContext.Provider value={{ user, signOut: () => signOut('You are signed out.') }}>
+      <Shell
+        nav={<Navigation path={path} user={user} />}
+        account={
+          <div class="account">
+            <span>
+              {user.email}{' '}
+              <span class="muted">
+                ({user.tier}
+                {user.role === 'ADMIN' ? ', admin' : ''})
+              </span>
+            </span>
+            <button type="button" class="secondary" onClick={() => signOut('You are signed out.')}>
+              Sign out
+            </button>
+          </div>
+        }
+      >
+        <Fragment key={path}>
+          {found && !adminOnly ? found.screen(found.params ?? {}) : <NotFound />}
+        </Fragment>
+      </Shell>
+    </SessionContext.Provider>
+  );
+}
+
+function Shell({
+  nav,
+  account,
+  children,
+}: {
+  nav?: ComponentChildren;
+  account?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class={nav ? 'layout' : 'layout signed-out'}>
+      {/* A button, not a link to #main: in this page the hash names the screen. */}
+      <button type="button" class="skip-link" onClick={() => document.getElementById('main')?.focus()}>
+        Skip to main content
+      </button>
+      <header class="top">
+        <span class="brand">Seller dashboard</span>
+        {account}
+      </header>
+      {nav}
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}
+
+function Navigation({ path, user }: { path: string; user: User }) {
+  const current = (item: string) =>
+    path === item ||
+    path.startsWith(`${item}/`) ||
+    (item === '/licenses' && /^\/apps\/[^/]+\/licenses/.test(path));
+  return (
+    <nav class="side" aria-label="Dashboard">
+      <ul>
+        {NAV.filter((item) => !item.admin || user.role === 'ADMIN').map((item) => {
+          const active = current(item.path) && !(item.path === '/apps' && /\/licenses/.test(path));
+          return (
+            <li key={item.path}>
+              <a href={href(item.path)} aria-current={active ? 'page' : undefined}>
+                {item.label}
+              </a>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}
+
+function NotFound() {
+  return (
+    <div>
+      <h1>Page not found</h1>
+      <p>
+        There is nothing here. <a href={href('/apps')}>Go to your apps</a>.
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,202 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import { Chart } from '../components/chart';
+import { Form, SelectField, TextField } from '../components/form';
+import { Loading, Page } from '../components/page';
+import { useLoad } from '../components/use-api';
+import { formatDate, formatDateTime, formatMoney, formatNumber } from '../format';
+import type { Interval, LicenseSeries, RevenueSeries, Stats, UserSeries } from '../types';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+interface Range {
+  from: string;
+  to: string;
+  interval: Interval;
+}
+
+function defaultRange(): Range {
+  const today = new Date();
+  return {
+    from: new Date(today.getTime() - 29 * DAY).toISOString().slice(0, 10),
+    to: today.toISOString().slice(0, 10),
+    interval: 'day',
+  };
+}
+
+/** The range as the analytics routes take it: from the start of the first day to the end of the last (UTC). */
+function rangeQuery(range: Range) {
+  return {
+    from: `${range.from}T00:00:00.000Z`,
+    to: `${range.to}T23:59:59.999Z`,
+    interval: range.interval,
+  };
+}
+
+const label = (start: string, interval: Interval) =>
+  interval === 'month' ? start.slice(0, 7) : formatDate(start);
+
+/** Along a chart's bottom: "Nov 21" for days and weeks, "2026-11" for months. */
+const axisLabel = (start: string, interval: Interval) =>
+  interval === 'month'
+    ? start.slice(0, 7)
+    : new Date(start).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+export function AnalyticsPage() {
+  const stats = useLoad(() => api.get<Stats>('/analytics/stats'), 'stats');
+  const [draft, setDraft] = useState(defaultRange);
+  const [range, setRange] = useState(draft);
+  return (
+    <Page title="Analytics">
+      <p class="muted">The whole service, all sellers. Only administrators see this page.</p>
+      <Loading state={stats}>{(s) => <StatCards stats={s} />}</Loading>
+      <section aria-labelledby="trends">
+        <h2 id="trends">Over time</h2>
+        <Form label="Range of the charts" class="form filters" onSubmit={() => setRange(draft)}>
+          <TextField
+            label="From"
+            name="from"
+            type="date"
+            value={draft.from}
+            onValue={(from) => setDraft({ ...draft, from })}
+          />
+          <TextField
+            label="To"
+            name="to"
+            type="date"
+            value={draft.to}
+            onValue={(to) => setDraft({ ...draft, to })}
+          />
+          <SelectField
+            label="Interval"
+            name="interval"
+            value={draft.interval}
+            options={[
+              { value: 'day', label: 'Day' },
+              { value: 'week', label: 'Week' },
+              { value: 'month', label: 'Month' },
+            ]}
+            onValue={(interval) => setDraft({ ...draft, interval: interval as Interval })}
+          />
+          <div class="actions">
+            <button type="submit" class="primary">
+              Show
+            </button>
+          </div>
+        </Form>
+        <Trends range={range} />
+      </section>
+    </Page>
+  );
+}
+
+function StatCards({ stats }: { stats: Stats }) {
+  const cards: [string, string, string][] = [
+    [
+      'Users',
+      formatNumber(stats.users.total),
+      `${stats.users.byRole.ADMIN} admins · ${stats.users.byTier.enterprise} enterprise`,
+    ],
+    ['Apps', formatNumber(stats.apps.total), ''],
+    ['Products', formatNumber(stats.products.total), `${stats.products.active} active`],
+    [
+      'Licenses',
+      formatNumber(stats.licenses.total),
+      `${stats.licenses.byStatus.active} active · ${stats.licenses.byStatus.suspended} suspended · ${stats.licenses.byStatus.revoked} revoked`,
+    ],
+    ['Orders', formatNumber(stats.orders.total), `${stats.orders.byStatus.paid ?? 0} paid`],
+    [
+      'Subscriptions',
+      formatNumber(stats.subscriptions.total),
+      `${stats.subscriptions.byStatus.active ?? 0} active`,
+    ],
+    ['Disputes', formatNumber(stats.disputes.total), `${stats.disputes.open} open`],
+  ];
+  return (
+    <section aria-labelledby="totals">
+      <h2 id="totals">Totals</h2>
+      <ul class="cards">
+        {cards.map(([title, value, note]) => (
+          <li key={title} class="card">
+            <span class="card-title">{title}</span>
+            <span class="card-value">{value}</span>
+            {note && <span class="muted">{note}</span>}
+          </li>
+        ))}
+        {stats.revenue.map((r) => (
+          <li key={r.currency} class="card">
+            <span class="card-title">Revenue in {r.currency}</span>
+            <span class="card-value">{formatMoney(r.amount, r.currency)}</span>
+            <span class="muted">{formatNumber(r.orders)} paid orders</span>
+          </li>
+        ))}
+      </ul>
+      <p class="muted">As of {formatDateTime(stats.generatedAt)}.</p>
+    </section>
+  );
+}
+
+function Trends({ range }: { range: Range }) {
+  const query = rangeQuery(range);
+  const data = useLoad(async () => {
+    const [revenue, licenses, users] = await Promise.all([
+      api.get<RevenueSeries>('/analytics/revenue', query),
+      api.get<LicenseSeries>('/analytics/licenses', query),
+      api.get<UserSeries>('/analytics/users', query),
+    ]);
+    return { revenue, licenses, users };
+  }, JSON.stringify(query));
+  return (
+    <Loading state={data}>
+      {({ revenue, licenses, users }) => (
+        <div class="charts">
+          {revenue.series.length === 0 ? (
+            <p>No revenue in this range.</p>
+          ) : (
+            revenue.series.map((series) => (
+              <Chart
+                key={series.currency}
+                kind="bar"
+                title={`Revenue in ${series.currency} (${formatMoney(series.amount, series.currency)} from ${formatNumber(series.orders)} orders)`}
+                labels={series.points.map((p) => label(p.start, revenue.interval))}
+                axisLabels={series.points.map((p) => axisLabel(p.start, revenue.interval))}
+                series={[
+                  { name: `Revenue (${series.currency})`, values: series.points.map((p) => p.amount) },
+                ]}
+                format={(value) => formatMoney(value, series.currency)}
+              />
+            ))
+          )}
+          <Chart
+            kind="line"
+            title="Licenses"
+            labels={licenses.points.map((p) => label(p.start, licenses.interval))}
+            axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
+            series={[
+              { name: 'Issued', values: licenses.points.map((p) => p.issued) },
+              { name: 'Revoked', values: licenses.points.map((p) => p.revoked) },
+              { name: 'Expired', values: licenses.points.map((p) => p.expired) },
+            ]}
+            format={formatNumber}
+          />
+          <Chart
+            kind="bar"
+            title="New users"
+            labels={users.points.map((p) => label(p.start, users.interval))}
+            axisLabels={users.points.map((p) => axisLabel(p.start, users.interval))}
+            series={[{ name: 'Registrations', values: users.points.map((p) => p.registrations) }]}
+            format={formatNumber}
+          />
+          <Chart
+            kind="line"
+            title="Users in total"
+            labels={users.points.map((p) => label(p.start, users.interval))}
+            axisLabels={users.points.map((p) => axisLabel(p.start, users.interval))}
+            series={[{ name: 'Users', values: users.points.map((p) => p.total) }]}
+            format={formatNumber}
+          />
+        </div>
+      )}
+    </Loading>
+  );
+}

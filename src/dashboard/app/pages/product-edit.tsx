@@ -1,0 +1,410 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api';
+import { CopyButton, SecretValue } from '../components/copy';
+import { useConfirm } from '../components/dialog';
+import { Checkbox, Form, FormError, SelectField, TextArea, TextField } from '../components/form';
+import { Loading, Page, StatusBadge } from '../components/page';
+import { useAnnounce } from '../components/status';
+import { useAction, useLoad } from '../components/use-api';
+import { formatDateTime, words } from '../format';
+import { href, navigate } from '../router';
+import { useSession } from '../session-context';
+import { type App, BILLING_TYPES, type OffsetPage, PRODUCT_TYPES, type Product } from '../types';
+
+const URL_FIELDS = [
+  ['successUrl', 'Success URL', 'Where buyers go after paying.'],
+  ['cancelUrl', 'Cancel URL', 'Where buyers go when they cancel.'],
+  ['helpUrl', 'Help URL', ''],
+  ['supportUrl', 'Support URL', ''],
+  ['termsUrl', 'Terms URL', ''],
+  ['privacyUrl', 'Privacy URL', ''],
+  ['refundUrl', 'Refund policy URL', ''],
+  [
+    'merchantWebhookUrl',
+    'Merchant webhook URL',
+    'Where the checkout host posts this product’s payment events.',
+  ],
+] as const;
+type UrlField = (typeof URL_FIELDS)[number][0];
+
+const FLAGS = [
+  ['partnerTaxEnabled', 'Collect tax at the card partner', null],
+  ['partnerIdentityRequired', 'Require the buyer’s identity at the card partner', null],
+  ['cryptoPaymentsEnabled', 'Accept crypto payments', 'business'],
+  ['hideEmail', 'Hide the buyer’s e-mail field', 'enterprise'],
+  ['autoRedirect', 'Send buyers straight to the success URL', 'enterprise'],
+  ['sendLicenseToCustomer', 'E-mail the license to the buyer', 'enterprise'],
+] as const;
+type Flag = (typeof FLAGS)[number][0];
+
+interface Draft {
+  appId: string;
+  name: string;
+  description: string;
+  price: string;
+  currency: string;
+  active: boolean;
+  productType: string;
+  billingType: string;
+  interval: string;
+  partnerPriceIdRecurring: string;
+  licenseEmails: string;
+  urls: Record<UrlField, string>;
+  flags: Record<Flag, boolean>;
+}
+
+function draftOf(product: Product | null, appId: string): Draft {
+  return {
+    appId: product?.appId ?? appId,
+    name: product?.name ?? '',
+    description: product?.description ?? '',
+    price: product ? String(product.price) : '',
+    currency: product?.currency ?? 'USD',
+    active: product?.active ?? true,
+    productType: product?.productType ?? 'license',
+    billingType: product?.billingType ?? 'one_time',
+    interval: product?.interval ?? '',
+    partnerPriceIdRecurring: product?.partnerPriceIdRecurring ?? '',
+    licenseEmails: product?.licenseEmails.join(', ') ?? '',
+    urls: Object.fromEntries(URL_FIELDS.map(([field]) => [field, product?.[field] ?? ''])) as Record<
+      UrlField,
+      string
+    >,
+    flags: Object.fromEntries(FLAGS.map(([flag]) => [flag, product?.[flag] ?? false])) as Record<
+      Flag,
+      boolean
+    >,
+  };
+}
+
+/** The draft as the API's product fields; empty optional text becomes null. */
+function bodyOf(draft: Draft): Record<string, unknown> {
+  const price = draft.price.trim() === '' ? null : Number(draft.price);
+  return {
+    appId: draft.appId,
+    name: draft.name,
+    description: draft.description,
+    price,
+    currency: draft.currency.trim(),
+    productType: draft.productType,
+    billingType: draft.billingType,
+    interval: draft.interval || null,
+    partnerPriceIdRecurring: draft.partnerPriceIdRecurring.trim() || null,
+    licenseEmails: draft.licenseEmails
+      .split(/[\s,;]+/)
+      .map((email) => email.trim())
+      .filter(Boolean),
+    ...Object.fromEntries(URL_FIELDS.map(([field]) => [field, draft.urls[field].trim() || null])),
+    ...draft.flags,
+  };
+}
+
+/** Only what differs from the product as read, so a PATCH never touches a field left alone. */
+function changesOf(body: Record<string, unknown>, product: Product): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(body).filter(
+      ([field, value]) => JSON.stringify(value) !== JSON.stringify(product[field as keyof Product]),
+    ),
+  );
+}
+
+export function ProductEditPage({ id }: { id?: string }) {
+  const loaded = useLoad(async () => {
+    const [product, apps] = await Promise.all([
+      id ? api.get<Product>(`/products/${id}`) : null,
+      api.get<OffsetPage<'apps', App>>('/apps', { limit: 100 }),
+    ]);
+    return { product, apps: apps.apps };
+  }, id ?? 'new');
+  const name = loaded.data?.product?.name;
+  return (
+    <Page title={id ? `Product: ${name ?? ''}` : 'New product'}>
+      <p>
+        <a href={href('/products')}>Back to products</a>
+      </p>
+      <Loading state={loaded}>
+        {({ product, apps }) =>
+          apps.length === 0 ? (
+            <p>
+              A product sells licenses of one of your apps. <a href={href('/apps')}>Create an app</a> first.
+            </p>
+          ) : (
+            <>
+              {product && <ProductTools product={product} onChanged={loaded.reload} />}
+              <ProductForm product={product} apps={apps} onSaved={loaded.reload} />
+            </>
+          )
+        }
+      </Loading>
+    </Page>
+  );
+}
+
+function ProductForm({ product, apps, onSaved }: { product: Product | null; apps: App[]; onSaved(): void }) {
+  const { user } = useSession();
+  const [draft, setDraft] = useState(() => draftOf(product, apps[0]?.id ?? ''));
+  useEffect(() => setDraft(draftOf(product, apps[0]?.id ?? '')), [product, apps]);
+  const save = useAction();
+  const announce = useAnnounce();
+  const set = <K extends keyof Draft>(field: K, value: Draft[K]) =>
+    setDraft((d) => ({ ...d, [field]: value }));
+
+  const submit = () =>
+    save.run(async () => {
+      const body = bodyOf(draft);
+      if (!product) {
+        const created = await api.post<Product>('/products', { ...body, active: draft.active });
+        announce(`Product ${created.name} created`);
+        navigate(`/products/${created.id}`);
+        return;
+      }
+      const changes = changesOf(body, product);
+      if (Object.keys(changes).length === 0) {
+        announce('Nothing to save: no field changed');
+        return;
+      }
+      await api.patch<Product>(`/products/${product.id}`, changes);
+      announce('Product saved');
+      onSaved();
+    });
+
+  const error = save.error;
+  return (
+    <section aria-labelledby="product-form">
+      <h2 id="product-form">{product ? 'Details' : 'Describe the product'}</h2>
+      <Form label={product ? 'Product details' : 'New product'} onSubmit={submit}>
+        <fieldset>
+          <legend>What you sell</legend>
+          <TextField
+            label="Product name"
+            name="name"
+            required
+            value={draft.name}
+            onValue={(v) => set('name', v)}
+            error={error}
+          />
+          <SelectField
+            label="App"
+            name="appId"
+            hint="Licenses bought through this product are issued for this app."
+            value={draft.appId}
+            options={apps.map((app) => ({ value: app.id, label: app.name }))}
+            onValue={(v) => set('appId', v)}
+            error={error}
+          />
+          <TextArea
+            label="Description"
+            name="description"
+            value={draft.description}
+            onValue={(v) => set('description', v)}
+            error={error}
+          />
+          <div class="row">
+            <TextField
+              label="Price"
+              name="price"
+              inputMode="decimal"
+              required
+              value={draft.price}
+              onValue={(v) => set('price', v)}
+              error={error}
+            />
+            <TextField
+              label="Currency"
+              name="currency"
+              required
+              maxLength={3}
+              hint="ISO 4217 code, such as USD or EUR."
+              value={draft.currency}
+              onValue={(v) => set('currency', v)}
+              error={error}
+            />
+          </div>
+          {!product && (
+            <Checkbox
+              label="Active (can be bought)"
+              name="active"
+              checked={draft.active}
+              onChecked={(v) => set('active', v)}
+              error={error}
+            />
+          )}
+        </fieldset>
+        <fieldset>
+          <legend>Billing</legend>
+          <div class="row">
+            <SelectField
+              label="Product type"
+              name="productType"
+              value={draft.productType}
+              options={PRODUCT_TYPES.map((t) => ({ value: t, label: words(t) }))}
+              onValue={(v) => set('productType', v)}
+              error={error}
+            />
+            <SelectField
+              label="Billing"
+              name="billingType"
+              value={draft.billingType}
+              options={BILLING_TYPES.map((t) => ({ value: t, label: words(t) }))}
+              onValue={(v) => set('billingType', v)}
+              error={error}
+            />
+            <SelectField
+              label="Interval"
+              name="interval"
+              value={draft.interval}
+              options={[
+                { value: '', label: 'None (one time)' },
+                { value: 'month', label: 'Every month' },
+                { value: 'year', label: 'Every year' },
+              ]}
+              onValue={(v) => set('interval', v)}
+              error={error}
+            />
+          </div>
+          <TextField
+            label="Card partner price id (recurring)"
+            name="partnerPriceIdRecurring"
+            hint="Needed before recurring products can be bought by card."
+            value={draft.partnerPriceIdRecurring}
+            onValue={(v) => set('partnerPriceIdRecurring', v)}
+            error={error}
+          />
+        </fieldset>
+        <fieldset>
+          <legend>Checkout links</legend>
+          {URL_FIELDS.map(([field, label, hint]) => (
+            <TextField
+              key={field}
+              label={label}
+              name={field}
+              type="url"
+              hint={hint || undefined}
+              value={draft.urls[field]}
+              onValue={(v) => set('urls', { ...draft.urls, [field]: v })}
+              error={error}
+            />
+          ))}
+        </fieldset>
+        <fieldset>
+          <legend>Checkout options</legend>
+          {FLAGS.map(([flag, label, tier]) => (
+            <Checkbox
+              key={flag}
+              label={label}
+              name={flag}
+              hint={
+                tier
+                  ? `${tier[0]?.toUpperCase()}${tier.slice(1)} tier and above (you are on ${user.tier}).`
+                  : undefined
+              }
+              checked={draft.flags[flag]}
+              onChecked={(v) => set('flags', { ...draft.flags, [flag]: v })}
+              error={error}
+            />
+          ))}
+          <TextArea
+            label="Send copies of issued licenses to"
+            name="licenseEmails"
+            hint="E-mail addresses separated by commas. Enterprise tier."
+            rows={2}
+            value={draft.licenseEmails}
+            onValue={(v) => set('licenseEmails', v)}
+            error={error}
+          />
+        </fieldset>
+        <FormError error={error} />
+        <button type="submit" class="primary" disabled={save.busy}>
+          {product ? 'Save product' : 'Create product'}
+        </button>
+      </Form>
+    </section>
+  );
+}
+
+/** What a seller does with a product beyond its fields: link, secret, availability, deletion. */
+function ProductTools({ product, onChanged }: { product: Product; onChanged(): void }) {
+  const action = useAction();
+  const announce = useAnnounce();
+  const [confirm, confirmDialog] = useConfirm();
+
+  const setActive = (active: boolean) =>
+    action.run(async () => {
+      await api.patch<Product>(`/products/${product.id}`, { active });
+      announce(
+        active
+          ? 'Product activated: it can be bought again'
+          : 'Product deactivated: it can no longer be bought',
+      );
+      onChanged();
+    });
+  const rotate = async () => {
+    const yes = await confirm({
+      title: 'Rotate the callback secret?',
+      message:
+        'A new secret is generated and the current one stops working at once. Update your servers right after.',
+      action: 'Rotate secret',
+      danger: true,
+    });
+    if (!yes) return;
+    if (await action.run(() => api.post<Product>(`/products/${product.id}/rotate-callback-secret`))) {
+      announce('Callback secret rotated');
+      onChanged();
+    }
+  };
+  const remove = async () => {
+    const yes = await confirm({
+      title: `Delete “${product.name}”?`,
+      message:
+        'Only a product no license, order or subscription refers to can be deleted; otherwise deactivate it.',
+      action: 'Delete product',
+      danger: true,
+    });
+    if (yes && (await action.run(() => api.delete(`/products/${product.id}`)))) {
+      announce(`Product ${product.name} deleted`);
+      navigate('/products');
+    }
+  };
+
+  return (
+    <section aria-labelledby="product-tools">
+      <h2 id="product-tools">Selling</h2>
+      <dl class="facts">
+        <dt>State</dt>
+        <dd>
+          <StatusBadge status={product.active ? 'active' : 'inactive'} />{' '}
+          <button
+            type="button"
+            class="secondary"
+            disabled={action.busy}
+            onClick={() => setActive(!product.active)}
+          >
+            {product.active ? 'Deactivate' : 'Activate'}
+          </button>
+        </dd>
+        <dt>Checkout link</dt>
+        <dd>
+          <a href={product.checkoutUrl} rel="noreferrer" target="_blank">
+            {product.checkoutUrl}
+          </a>{' '}
+          <CopyButton text={product.checkoutUrl} label="Copy checkout link" what="Checkout link" />
+        </dd>
+        <dt>Callback secret</dt>
+        <dd>
+          <SecretValue value={product.callbackSecret} what="Callback secret" />{' '}
+          <button type="button" class="danger" disabled={action.busy} onClick={rotate}>
+            Rotate secret
+          </button>
+          <span class="hint">Signs redirects and merchant webhooks. Keep it on your servers.</span>
+        </dd>
+        <dt>Updated</dt>
+        <dd>{formatDateTime(product.updatedAt)}</dd>
+      </dl>
+      <FormError error={action.error} />
+      <button type="button" class="danger" disabled={action.busy} onClick={remove}>
+        Delete product
+      </button>
+      {confirmDialog}
+    </section>
+  );
+}

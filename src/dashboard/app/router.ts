@@ -1,0 +1,42 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/**
+ * Screens live in the URL's hash (#/apps/…): the server serves one page for all of them, and
+ * the back button, reloads and links to a screen keep working.
+ */
+export function currentPath(): string {
+  const path = location.hash.replace(/^#/, '');
+  return path.startsWith('/') ? path : '/';
+}
+
+export function useHashPath(): string {
+  const [path, setPath] = useState(currentPath);
+  useEffect(() => {
+    const update = () => setPath(currentPath());
+    addEventListener('hashchange', update);
+    return () => removeEventListener('hashchange', update);
+  }, []);
+  return path;
+}
+
+export function navigate(path: string): void {
+  if (currentPath() !== path) location.hash = path;
+}
+
+export const href = (path: string) => `#${path}`;
+
+/** The named segments of `pattern` (":name") in `path`, or null when it does not match. */
+export function match(pattern: string, path: string): Record<string, string> | null {
+  const want = pattern.split('/');
+  const got = path.split('?')[0]?.split('/') ?? [];
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (const [index, part] of want.entries()) {
+    const value = got[index] ?? '';
+    if (part.startsWith(':')) {
+      if (!value) return null;
+      params[part.slice(1)] = decodeURIComponent(value);
+    } else if (part !== value) return null;
+  }
+  return params;
+}

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+/**
+ * The dashboard's front end, bundled in memory by esbuild. The entries are found from the project
+ * root, which is two folders up from both src/dashboard/bundle.ts (tsx, tests) and
+ * dist/dashboard/bundle.js (npm start), so both run the same build from the same sources.
+ */
+const APP = new URL('../../src/dashboard/app/', import.meta.url);
+const SCRIPT = fileURLToPath(new URL('main.tsx', APP));
+const STYLES = fileURLToPath(new URL('styles.css', APP));
+
+export interface Asset {
+  body: string;
+  /** A strong validator of the body, for conditional requests. */
+  etag: string;
+}
+
+export interface DashboardBundle {
+  js: Asset;
+  css: Asset;
+}
+
+export type BundleLoader = () => Promise<DashboardBundle>;
+
+async function buildBundle(): Promise<DashboardBundle> {
+  const result = await build({
+    entryPoints: [
+      { in: SCRIPT, out: 'app' },
+      { in: STYLES, out: 'app' },
+    ],
+    bundle: true,
+    write: false,
+    outdir: 'dashboard-assets',
+    format: 'esm',
+    target: ['es2022'],
+    platform: 'browser',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
+    sourcemap: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  const asset = (extension: string): Asset => {
+    const file = result.outputFiles.find((output) => output.path.endsWith(extension));
+    if (!file) throw new Error(`The dashboard bundle has no ${extension} output`);
+    const hash = createHash('sha256').update(file.contents).digest('base64url').slice(0, 22);
+    return { body: file.text, etag: `"${hash}"` };
+  };
+  return { js: asset('.js'), css: asset('.css') };
+}
+
+/**
+ * Builds once, on the first asset request, and keeps the result for the life of the process.
+ * A failed build is not kept, so the next request tries again.
+ */
+export function createBundleLoader(): BundleLoader {
+  let pending: Promise<DashboardBundle> | null = null;
+  return () => {
+    pending ??= buildBundle().catch((error: unknown) => {
+      pending = null;
+      throw error;
+    });
+    return pending;
+  };
+}
+
+/** The process's one bundle, shared by every core host it runs (tests start several). */
+export const dashboardBundle = createBundleLoader();

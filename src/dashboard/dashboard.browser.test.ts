@@ -1,0 +1,463 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, type TestContext, test } from 'node:test';
+import type { Locator, Page } from 'playwright-core';
+import { verifyWebhook } from '../../packages/client/src/index.js';
+import { launchBrowser, screenshot, type TestBrowser } from '../testing/browser.js';
+import {
+  createApp,
+  freePort,
+  type Seller,
+  signUp,
+  startTestServer,
+  TEST_PASSWORD,
+  type TestServer,
+  uniqueSuffix,
+} from '../testing/harness.js';
+import { type Receiver, startReceiver } from '../testing/receiver.js';
+
+/**
+ * The seller dashboard in headless Chromium against a real core host: every step goes through
+ * the screens (roles and labels, the keyboard where natural) and is checked through the API.
+ * The page may talk to its own origin only, and must run without a console error (a blocked
+ * inline style or script shows up there).
+ */
+let server: TestServer;
+let browser: TestBrowser;
+let receiver: Receiver;
+
+before(async () => {
+  // The checkout link must lead to the real checkout host, so its public address is its port.
+  const payPort = await freePort();
+  server = await startTestServer({
+    PAY_PORT: String(payPort),
+    PAY_PUBLIC_URL: `http://127.0.0.1:${payPort}`,
+  });
+  browser = await launchBrowser();
+  receiver = await startReceiver();
+});
+after(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await server?.stop();
+});
+
+const dashboardUrl = () => `${server.service.coreUrl}/dashboard`;
+
+interface Dashboard {
+  page: Page;
+  /** Requests the page made to any other origin. */
+  foreign: string[];
+  /** Console errors and uncaught exceptions, other than answers the test provoked on purpose. */
+  errors: string[];
+}
+
+/** A dashboard tab in its own browser context (own sessionStorage), with the clipboard allowed. */
+async function openDashboard(t: TestContext): Promise<Dashboard> {
+  const page = await browser.newPage();
+  t.after(() => page.context().close());
+  const origin = new URL(server.service.coreUrl).origin;
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  const seen: Dashboard = { page, foreign: [], errors: [] };
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith('data:') && new URL(url).origin !== origin) seen.foreign.push(url);
+  });
+  page.on('console', (message) => {
+    // Chromium reports every 4xx answer of fetch as a console error; those are the API's answers.
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      seen.errors.push(message.text());
+  });
+  page.on('pageerror', (error) => seen.errors.push(error.message));
+  await page.goto(dashboardUrl());
+  return seen;
+}
+
+/** Asserts the tab stayed on its own origin and ran cleanly. */
+function assertClean(seen: Dashboard) {
+  assert.deepEqual(seen.foreign, [], 'no request goes to another host');
+  assert.deepEqual(seen.errors, [], 'no console error (CSP violations show up here)');
+}
+
+const heading = (page: Page, name: string | RegExp) =>
+  page.getByRole('heading', { level: 1, name, exact: typeof name === 'string' });
+/** An entry of the dashboard's menu. */
+const menu = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name, exact: true });
+const form = (page: Page, name: string) => page.getByRole('form', { name });
+const status = (page: Page) => page.getByRole('status');
+const clipboard = (page: Page): Promise<string> => page.evaluate('navigator.clipboard.readText()');
+
+async function focused(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => element.matches(':focus'));
+}
+
+async function signIn(page: Page, email: string) {
+  await heading(page, 'Sign in').waitFor();
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(TEST_PASSWORD);
+  await page.getByLabel('Password').press('Enter');
+  await heading(page, 'Apps').waitFor();
+}
+
+describe('the seller dashboard in a browser', () => {
+  test('a new seller signs up, sets up an app, key, product and license, and watches a webhook delivery', async (t) => {
+    const seen = await openDashboard(t);
+    const { page } = seen;
+    const email = `dash-${uniqueSuffix()}@test.example`;
+
+    // Sign up.
+    await heading(page, 'Sign in').waitFor();
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await heading(page, 'Create an account').waitFor();
+    await page.getByLabel('Name').fill('Ada Seller');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(TEST_PASSWORD);
+    await screenshot(page, 'dashboard-sign-up');
+    await page.getByLabel('Password').press('Enter');
+    await heading(page, 'Apps').waitFor();
+    assert.equal(await menu(page, 'Apps').getAttribute('aria-current'), 'page');
+    assert.equal(await menu(page, 'Analytics').count(), 0, 'no admin area for a seller');
+
+    // An app.
+    await page.getByLabel('App name').fill('Photo Tool');
+    await page.getByLabel('App name').press('Enter');
+    await heading(page, 'App: Photo Tool').waitFor();
+    const appId = page.url().split('#/apps/')[1] ?? '';
+    await screenshot(page, 'dashboard-app');
+
+    // An API key: shown once, copied, and it works.
+    await page.getByLabel('Key name').fill('backend');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const keyDialog = page.getByRole('dialog', { name: 'Your new API key' });
+    await keyDialog.waitFor();
+    assert.match((await keyDialog.textContent()) ?? '', /you will not see it again/);
+    const key = await keyDialog.getByLabel('API key “backend”').inputValue();
+    assert.match(key, /^sk_/);
+    await keyDialog.getByRole('button', { name: 'Copy key' }).click();
+    await status(page).filter({ hasText: 'API key copied to the clipboard' }).waitFor();
+    assert.equal(await clipboard(page), key);
+    await screenshot(page, 'dashboard-api-key-once');
+    await page.keyboard.press('Escape');
+    await keyDialog.waitFor({ state: 'hidden' });
+    const me = (await server.api.get('/auth/me', { token: key })).expect(200).body;
+    assert.equal(me.credential.kind, 'api_key');
+    assert.equal(me.credential.appId, appId);
+    const keyRow = page.getByRole('row', { name: /backend/ });
+    assert.match((await keyRow.textContent()) ?? '', new RegExp(`${key.slice(0, 8)}.*Never.*Active`));
+    assert.doesNotMatch((await page.content()) ?? '', new RegExp(key), 'the key is gone from the page');
+
+    // A product, its checkout link and its callback secret.
+    await menu(page, 'Products').click();
+    await heading(page, 'Products').waitFor();
+    await page.getByRole('link', { name: 'New product' }).click();
+    await heading(page, 'New product').waitFor();
+    await page.getByLabel('Product name').fill('Photo Tool Pro');
+    await page.getByLabel('Price', { exact: true }).fill('29.5');
+    await page.getByRole('button', { name: 'Create product' }).click();
+    await heading(page, 'Product: Photo Tool Pro').waitFor();
+    const productId = page.url().split('#/products/')[1] ?? '';
+    const product = (await server.api.get(`/products/${productId}`, { token: key })).expect(200).body;
+    assert.equal(product.price, 29.5);
+    assert.equal(product.appId, appId);
+
+    await page.getByRole('button', { name: 'Copy checkout link' }).click();
+    const checkoutLink = await clipboard(page);
+    assert.equal(checkoutLink, `${server.service.payUrl}/checkout/${productId}`);
+    const checkoutPage = await fetch(checkoutLink);
+    assert.equal(checkoutPage.status, 200);
+    assert.match(await checkoutPage.text(), /Photo Tool Pro/);
+
+    const secretCell = page.getByRole('definition').filter({ hasText: 'Callback secret hidden' });
+    assert.equal(await secretCell.count(), 1, 'the callback secret starts masked');
+    assert.doesNotMatch(await page.content(), new RegExp(product.callbackSecret));
+    await page.getByRole('button', { name: 'Reveal callback secret' }).click();
+    await page.getByText(product.callbackSecret, { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotateDialog = page.getByRole('dialog', { name: 'Rotate the callback secret?' });
+    await rotateDialog.getByRole('button', { name: 'Rotate secret' }).click();
+    await status(page).filter({ hasText: 'Callback secret rotated' }).waitFor();
+    const rotated = (await server.api.get(`/products/${productId}`, { token: key })).expect(200).body;
+    assert.notEqual(rotated.callbackSecret, product.callbackSecret);
+    await page.getByText(rotated.callbackSecret, { exact: true }).waitFor();
+
+    const button = (name: string) => page.getByRole('button', { name, exact: true });
+    await button('Deactivate').click();
+    await status(page).filter({ hasText: 'Product deactivated' }).waitFor();
+    await button('Activate').waitFor();
+    assert.equal((await server.api.get(`/products/${productId}`, { token: key })).body.active, false);
+    await button('Activate').click();
+    await status(page).filter({ hasText: 'Product activated' }).waitFor();
+    await button('Deactivate').waitFor();
+    assert.equal((await server.api.get(`/products/${productId}`, { token: key })).body.active, true);
+
+    // A change through the form: only that field is sent, and a bad value is named.
+    const details = form(page, 'Product details');
+    await details.getByLabel('Currency').fill('XX');
+    await details.getByRole('button', { name: 'Save product' }).click();
+    await details.getByRole('alert').filter({ hasText: 'currency' }).waitFor();
+    assert.equal(await details.getByLabel('Currency').getAttribute('aria-invalid'), 'true');
+    await details.getByLabel('Currency').fill('EUR');
+    await details.getByRole('button', { name: 'Save product' }).click();
+    await status(page).filter({ hasText: 'Product saved' }).waitFor();
+    assert.equal((await server.api.get(`/products/${productId}`, { token: key })).body.currency, 'EUR');
+    await screenshot(page, 'dashboard-product');
+
+    // Licenses: issue one, find it by its key, suspend and reinstate it, release a device.
+    const other = (
+      await server.api.post(`/apps/${appId}/licenses`, { email: 'bob@example.com' }, { token: key })
+    ).expect(201).body;
+    await menu(page, 'Licenses').click();
+    await heading(page, 'Licenses: Photo Tool').waitFor();
+    const issue = form(page, 'Issue a license');
+    await issue.getByLabel('Buyer e-mail').fill('ann@example.com');
+    await issue.getByLabel('Product', { exact: true }).selectOption({ label: 'Photo Tool Pro' });
+    await issue.getByLabel('Maximum devices').fill('2');
+    await issue.getByLabel('Plan').fill('pro');
+    await issue.getByRole('button', { name: 'Issue license' }).click();
+    const issuedNotice = page.getByRole('region', { name: 'Issued license', exact: true });
+    await issuedNotice.waitFor();
+    const licenseKey = (await issuedNotice.locator('code').textContent()) ?? '';
+    assert.match(licenseKey, /^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/);
+    await page.getByText('2 licenses.').waitFor();
+
+    const search = form(page, 'Search licenses');
+    await search.getByLabel('License key').fill(licenseKey.toLowerCase().replaceAll('-', ''));
+    await search.getByLabel('License key').press('Enter');
+    await page.getByText('1 license found.').waitFor();
+    const rows = page.getByRole('table', { name: 'Licenses' }).getByRole('row');
+    assert.equal(await rows.count(), 2, 'a header and the one license');
+    assert.match((await rows.nth(1).textContent()) ?? '', /ann@example\.com.*active.*Photo Tool Pro.*0 of 2/);
+    assert.equal(await page.getByText(other.key).count(), 0);
+    await screenshot(page, 'dashboard-licenses');
+
+    (await server.api.post('/licenses/verify', { key: licenseKey, hwuid: 'laptop-1' })).expect(200);
+    await page.getByRole('link', { name: licenseKey }).click();
+    await heading(page, 'License').waitFor();
+    const license = (
+      await server.api.get(`/apps/${appId}/licenses?key=${licenseKey}`, { token: key })
+    ).expect(200).body.licenses[0];
+    await page.getByRole('button', { name: 'Suspend' }).click();
+    await status(page).filter({ hasText: 'License suspended' }).waitFor();
+    const licensePath = `/apps/${appId}/licenses/${license.id}`;
+    assert.equal((await server.api.get(licensePath, { token: key })).body.status, 'suspended');
+    await page.getByRole('button', { name: 'Reinstate' }).click();
+    await status(page).filter({ hasText: 'License reinstated' }).waitFor();
+    assert.equal((await server.api.get(licensePath, { token: key })).body.status, 'active');
+    await page.getByRole('row', { name: /laptop-1/ }).waitFor();
+    await screenshot(page, 'dashboard-license');
+    await page.getByRole('button', { name: 'Remove device laptop-1' }).click();
+    await page
+      .getByRole('dialog', { name: /Remove the device/ })
+      .getByRole('button', { name: 'Remove device' })
+      .click();
+    await page.getByText('No device has activated this license.').waitFor();
+    assert.equal((await server.api.get(`${licensePath}/devices`, { token: key })).body.total, 0);
+
+    // A webhook: its secret shown once, a test event, its log, a redelivery.
+    await menu(page, 'Webhooks').click();
+    await heading(page, 'Webhooks').waitFor();
+    const endpoint = `${receiver.url}/dashboard-${uniqueSuffix()}`;
+    const add = form(page, 'Add a webhook');
+    await add.getByLabel('Endpoint URL').fill(endpoint);
+    await add.getByLabel('license.revoked').check();
+    await add.getByLabel('App', { exact: true }).selectOption({ label: 'Photo Tool' });
+    await add.getByRole('button', { name: 'Add webhook' }).click();
+    const secretDialog = page.getByRole('dialog', { name: 'Webhook signing secret' });
+    const secret = await secretDialog.getByLabel('Signing secret').inputValue();
+    await secretDialog.getByRole('button', { name: 'Done' }).click();
+    await heading(page, 'Webhook').waitFor();
+    await page.getByText('Nothing delivered yet.', { exact: false }).waitFor();
+
+    const before = receiver.requests.length;
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await status(page).filter({ hasText: 'Test event: delivered, the endpoint answered 200' }).waitFor();
+    const delivered = receiver.requests.slice(before);
+    assert.equal(delivered.length, 1);
+    const envelope = verifyWebhook({
+      secret,
+      body: delivered[0]?.body ?? '',
+      signature: delivered[0]?.headers['x-webhook-signature'] as string,
+      timestamp: delivered[0]?.headers['x-webhook-timestamp'] as string,
+    });
+    assert.equal(envelope.type, 'webhook.test');
+    const log = page.getByRole('table', { name: 'Delivery attempts, newest first' });
+    await log.getByRole('row', { name: /webhook\.test/ }).waitFor();
+    assert.match(
+      (await log.getByRole('row').nth(1).textContent()) ?? '',
+      /webhook\.test.*test.*success.*200/,
+    );
+    await log.getByText('Response body').first().click();
+    await log.getByText('ok', { exact: true }).first().waitFor();
+    await screenshot(page, 'dashboard-webhook');
+
+    await log
+      .getByRole('button', { name: /^Redeliver/ })
+      .first()
+      .click();
+    await status(page).filter({ hasText: 'Redelivery: delivered, the endpoint answered 200' }).waitFor();
+    await log.getByRole('row').nth(2).waitFor();
+    assert.match(
+      (await log.getByRole('row').nth(1).textContent()) ?? '',
+      /webhook\.test.*manual.*success.*200/,
+    );
+    assert.equal(receiver.requests.length, before + 2);
+
+    assertClean(seen);
+  });
+
+  test('orders, subscriptions and disputes show a sandbox purchase, and a subscription can be canceled', async (t) => {
+    const seller = await signUp(server);
+    const app = await createApp(server, seller.token, 'Shop App');
+    const buy = async (body: Record<string, unknown>, email: string) => {
+      const product = (
+        await server.api.post(
+          '/products',
+          { appId: app.id, currency: 'USD', ...body },
+          { token: seller.token },
+        )
+      ).expect(201).body;
+      const started = (
+        await server.api.post('/stripe/create-payment-intent', { productId: product.id, email })
+      ).expect(201).body;
+      (
+        await server.api.post('/stripe/confirm-payment', {
+          paymentIntentId: started.paymentIntentId,
+          clientSecret: started.clientSecret,
+          testCard: '4242424242424242',
+        })
+      ).expect(200);
+    };
+    await buy({ name: 'Desk Lamp', price: 19.99 }, 'lamp@example.com');
+    await buy(
+      {
+        name: 'Lamp Club',
+        price: 5,
+        billingType: 'recurring',
+        interval: 'month',
+        partnerPriceIdRecurring: 'price_monthly',
+      },
+      'club@example.com',
+    );
+
+    const seen = await openDashboard(t);
+    const { page } = seen;
+    await signIn(page, seller.user.email);
+
+    await menu(page, 'Orders').click();
+    await heading(page, 'Orders').waitFor();
+    const lampOrder = page.getByRole('row', { name: /lamp@example\.com/ });
+    await lampOrder.filter({ hasText: 'Desk Lamp' }).waitFor();
+    assert.match((await lampOrder.textContent()) ?? '', /Desk Lamp.*\$19\.99.*paid/);
+    await screenshot(page, 'dashboard-orders');
+    await lampOrder.getByRole('link').click();
+    await heading(page, 'Order').waitFor();
+    await page.getByRole('link', { name: 'Desk Lamp' }).waitFor();
+    assert.match((await page.locator('dl').textContent()) ?? '', /lamp@example\.com.*Desk Lamp/);
+
+    await menu(page, 'Subscriptions').click();
+    await heading(page, 'Subscriptions').waitFor();
+    const subscription = page.getByRole('row', { name: /club@example\.com/ });
+    await subscription.filter({ hasText: 'Lamp Club' }).waitFor();
+    assert.match((await subscription.textContent()) ?? '', /Lamp Club.*active/);
+    await subscription.getByRole('button', { name: 'Cancel subscription of club@example.com' }).click();
+    const cancelDialog = page.getByRole('dialog', { name: /Cancel the subscription/ });
+    await cancelDialog.waitFor();
+    assert.ok(
+      await focused(cancelDialog.getByRole('button', { name: 'Cancel', exact: true })),
+      'the safe choice has focus',
+    );
+    await cancelDialog.getByRole('button', { name: 'Cancel subscription' }).click();
+    await status(page).filter({ hasText: 'Subscription of club@example.com canceled' }).waitFor();
+    await subscription.filter({ hasText: 'canceled' }).waitFor();
+    const listed = (await server.api.get('/subscriptions', { token: seller.token })).expect(200).body;
+    assert.equal(listed.subscriptions[0].status, 'canceled');
+    await screenshot(page, 'dashboard-subscriptions');
+
+    await menu(page, 'Disputes').click();
+    await heading(page, 'Disputes').waitFor();
+    await page.getByText('No disputes.', { exact: false }).waitFor();
+    await screenshot(page, 'dashboard-disputes');
+
+    assertClean(seen);
+  });
+
+  test('an admin sees the analytics with charts and their data; a seller gets no admin area', async (t) => {
+    const seller = await signUp(server);
+    const sellerTab = await openDashboard(t);
+    await signIn(sellerTab.page, seller.user.email);
+    assert.equal(await menu(sellerTab.page, 'Analytics').count(), 0);
+    await sellerTab.page.goto(`${dashboardUrl()}#/admin/analytics`);
+    await heading(sellerTab.page, 'Page not found').waitFor();
+    assertClean(sellerTab);
+
+    const admin: Seller = await signUp(server, { role: 'ADMIN' });
+    const seen = await openDashboard(t);
+    const { page } = seen;
+    await signIn(page, admin.user.email);
+    await menu(page, 'Analytics').click();
+    await heading(page, 'Analytics').waitFor();
+    const users = page.getByRole('listitem').filter({ hasText: /^Users/ });
+    await users.waitFor();
+    const stats = (await server.api.get('/analytics/stats', { token: admin.token })).expect(200).body;
+    assert.ok(stats.users.total >= 2);
+
+    const licensesChart = page.getByRole('img', { name: /^Licenses/ });
+    await licensesChart.waitFor();
+    assert.ok((await page.getByRole('img').count()) >= 3, 'licenses, new users and users in total at least');
+    await page.getByText('Show the data of “New users” as a table').click();
+    const usersTable = page.getByRole('table', { name: 'New users' });
+    await usersTable.waitFor();
+    // 30 days of days: one row per day, with the header.
+    assert.equal(await usersTable.getByRole('row').count(), 31);
+    await screenshot(page, 'dashboard-analytics');
+
+    const range = form(page, 'Range of the charts');
+    await range.getByLabel('Interval').selectOption('month');
+    await range.getByRole('button', { name: 'Show' }).click();
+    await usersTable.getByRole('row').nth(3).waitFor({ state: 'detached' });
+    assert.ok((await usersTable.getByRole('row').count()) <= 3, 'one or two months');
+    assertClean(seen);
+  });
+
+  test('the sign-in form works with the keyboard alone and shows a refused sign-in next to it', async (t) => {
+    const seller = await signUp(server);
+    const seen = await openDashboard(t);
+    const { page } = seen;
+    await heading(page, 'Sign in').waitFor();
+
+    await page.keyboard.press('Tab');
+    assert.ok(
+      await focused(page.getByRole('button', { name: 'Skip to main content' })),
+      'the skip link comes first',
+    );
+    await page.keyboard.press('Tab');
+    assert.ok(await focused(page.getByLabel('E-mail')), 'then the e-mail');
+    await page.keyboard.type(seller.user.email);
+    await page.keyboard.press('Tab');
+    assert.ok(await focused(page.getByLabel('Password')), 'then the password');
+    await page.keyboard.type('not the password');
+    await page.keyboard.press('Enter');
+    const refused = form(page, 'Sign in').getByRole('alert');
+    await refused.waitFor();
+    assert.match((await refused.textContent()) ?? '', /E-mail or password is incorrect/);
+    await screenshot(page, 'dashboard-sign-in-refused');
+
+    await page.getByLabel('Password').fill('');
+    await page.getByLabel('Password').focus();
+    await page.keyboard.type(TEST_PASSWORD);
+    await page.keyboard.press('Enter');
+    await heading(page, 'Apps').waitFor();
+    // After moving to a screen, focus is on its heading, and the skip link leads past the menu.
+    assert.ok(await focused(heading(page, 'Apps')));
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    assert.ok(
+      await page
+        .getByRole('navigation', { name: 'Dashboard' })
+        .evaluate((nav) => nav.matches(':focus-within')),
+      'the menu comes before the screen',
+    );
+    assertClean(seen);
+  });
+});

@@ -1,0 +1,2 @@
+export { registerAnalyticsRoutes } from './routes.js';
+export { type AnalyticsService, createAnalyticsService } from './service.js';

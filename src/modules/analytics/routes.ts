@@ -1,0 +1,66 @@
+import type { HttpApp } from '../../platform/http/create-http-app.js';
+import {
+  LicenseSeries,
+  NoQuery,
+  RevenueQuery,
+  RevenueSeries,
+  SeriesQuery,
+  Stats,
+  UserSeries,
+} from './schemas.js';
+import type { AnalyticsService } from './service.js';
+
+const SERIES =
+  'UTC buckets of `interval` (day, week from Monday, month) from the bucket holding `from` (default: 30 days, 12 weeks or 12 months before `to`) to the one holding `to` (default: now), at most 366; every bucket is present, zero when empty.';
+
+/** Core host: platform-wide figures, for the ADMIN role only (user token or an admin's API key). */
+export function registerAnalyticsRoutes(app: HttpApp, analytics: AnalyticsService): void {
+  app.get('/analytics/stats', {
+    config: { auth: 'admin' },
+    schema: {
+      summary: 'Platform totals',
+      description:
+        'Accounts, apps, products, licenses, orders, subscriptions and disputes counted now, and revenue (paid orders) per currency.',
+      tags: ['analytics'],
+      querystring: NoQuery,
+      response: { 200: Stats },
+    },
+    handler: () => analytics.stats(),
+  });
+
+  app.get('/analytics/revenue', {
+    config: { auth: 'admin' },
+    schema: {
+      summary: 'Revenue over time, per currency',
+      description: `Paid orders by payment time, one series per currency that had any in the range. ${SERIES}`,
+      tags: ['analytics'],
+      querystring: RevenueQuery,
+      response: { 200: RevenueSeries },
+    },
+    handler: (request) => analytics.revenue(request.query),
+  });
+
+  app.get('/analytics/licenses', {
+    config: { auth: 'admin' },
+    schema: {
+      summary: 'Licenses over time',
+      description: `Licenses issued, suspended, revoked and expired per bucket, and active at each bucket's end. ${SERIES}`,
+      tags: ['analytics'],
+      querystring: SeriesQuery,
+      response: { 200: LicenseSeries },
+    },
+    handler: (request) => analytics.licenses(request.query),
+  });
+
+  app.get('/analytics/users', {
+    config: { auth: 'admin' },
+    schema: {
+      summary: 'Accounts over time',
+      description: `Registrations (by current tier) and deletions per bucket, and accounts existing at each bucket's end. ${SERIES}`,
+      tags: ['analytics'],
+      querystring: SeriesQuery,
+      response: { 200: UserSeries },
+    },
+    handler: (request) => analytics.users(request.query),
+  });
+}

@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
+import { startTestServer, type TestServer } from '../../../testing/harness.js';
+import { registeredRoutes } from '../create-http-app.js';
+
+/**
+ * The API reference of both hosts, fetched over HTTP as a client would: valid OpenAPI 3.1, every
+ * registered route in it with the auth it requires, and every operation described.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: the documents are walked generically
+type Json = any;
+
+const formatsModule = addFormatsModule as unknown as FormatsPlugin & { default?: FormatsPlugin };
+const addFormats: FormatsPlugin = formatsModule.default ?? formatsModule;
+
+let server: TestServer;
+const documents: Record<'core' | 'pay', Json> = { core: null, pay: null };
+
+before(async () => {
+  server = await startTestServer();
+  const core = await server.api.get('/openapi.json');
+  documents.core = core.expect(200).body;
+  const pay = await server.pay.get('/openapi.json');
+  documents.pay = pay.expect(200).body;
+});
+after(() => server.stop());
+
+const hosts = () =>
+  [
+    ['core', server.service.core],
+    ['pay', server.service.pay],
+  ] as const;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
+
+function operations(doc: Json): { key: string; operation: Json }[] {
+  return Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
+    METHODS.filter((method) => item[method]).map((method) => ({
+      key: `${method.toUpperCase()} ${path}`,
+      operation: item[method],
+    })),
+  );
+}
+
+/** Every Schema Object of a document: parameters, bodies, responses, headers and components. */
+function schemas(doc: Json): { where: string; schema: Json }[] {
+  const found: { where: string; schema: Json }[] = [];
+  for (const { key, operation } of operations(doc)) {
+    for (const parameter of operation.parameters ?? [])
+      found.push({ where: `${key} parameter ${parameter.name}`, schema: parameter.schema });
+    for (const [type, media] of Object.entries<Json>(operation.requestBody?.content ?? {}))
+      found.push({ where: `${key} body ${type}`, schema: media.schema });
+    for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
+      for (const [type, media] of Object.entries<Json>(response.content ?? {}))
+        found.push({ where: `${key} ${status} ${type}`, schema: media.schema });
+      for (const [name, header] of Object.entries<Json>(response.headers ?? {}))
+        found.push({ where: `${key} ${status} header ${name}`, schema: header.schema });
+    }
+  }
+  for (const [name, schema] of Object.entries<Json>(doc.components?.schemas ?? {}))
+    found.push({ where: `components ${name}`, schema });
+  return found;
+}
+
+describe('the API reference documents', () => {
+  test('both hosts serve a valid OpenAPI 3.1 document', async () => {
+    for (const [host, doc] of Object.entries(documents)) {
+      const validator = new Validator();
+      const result = await validator.validate(structuredClone(doc));
+      assert.equal(result.valid, true, `${host}: ${JSON.stringify(result.errors, null, 2)?.slice(0, 3000)}`);
+      assert.equal(validator.version, '3.1');
+      assert.match(doc.openapi, /^3\.1\./);
+    }
+    assert.equal(documents.core.servers[0].url, server.config.publicOrigin);
+    assert.equal(documents.pay.servers[0].url, server.config.payPublicUrl);
+  });
+
+  test('every schema in them is JSON Schema 2020-12 with no keyword of our own left in', () => {
+    // Strict about keywords: an unknown one (our validator's errorMessage, say) fails to compile.
+    const ajv = new Ajv2020({ strict: false, strictSchema: true, validateFormats: true });
+    addFormats(ajv);
+    ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs']);
+    for (const doc of Object.values(documents)) {
+      for (const { where, schema } of schemas(doc)) {
+        assert.doesNotThrow(
+          () => ajv.compile(structuredClone(schema)),
+          `${where}: ${JSON.stringify(schema)}`,
+        );
+      }
+    }
+  });
+
+  test('every route registered on a host is in its document with the auth it requires, and nothing else is', () => {
+    for (const [host, app] of hosts()) {
+      const doc = documents[host];
+      const registered = new Set<string>();
+      for (const route of registeredRoutes(app)) {
+        const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+        const key = `${route.method} ${path}`;
+        registered.add(key);
+        const operation = doc.paths[path]?.[route.method.toLowerCase()];
+        assert.ok(operation, `${host} ${key} is missing from the document`);
+        assert.equal(operation['x-auth'], route.auth, `${host} ${key} x-auth`);
+        assert.deepEqual(
+          operation.security,
+          route.auth === 'public' ? [] : [{ bearer: [] }],
+          `${host} ${key} security`,
+        );
+        // The validator does not check that a named scheme exists; a route needing one must find it.
+        for (const requirement of operation.security)
+          for (const scheme of Object.keys(requirement))
+            assert.ok(doc.components?.securitySchemes?.[scheme], `${host} ${key}: no scheme ${scheme}`);
+      }
+      for (const { key } of operations(doc)) assert.ok(registered.has(key), `${host} ${key} is not a route`);
+    }
+    assert.ok(documents.core.components.securitySchemes.bearer.description.includes('ADMIN'));
+  });
+
+  test('every operation has a summary, a tag, its successes and the error body for what can fail', () => {
+    for (const [host, doc] of Object.entries(documents)) {
+      for (const { key, operation } of operations(doc)) {
+        const name = `${host} ${key}`;
+        assert.ok(operation.summary?.trim(), `${name} has no summary`);
+        assert.ok(operation.tags?.length, `${name} has no tag`);
+        assert.ok(operation.operationId, `${name} has no operationId`);
+        const statuses = Object.keys(operation.responses);
+        assert.ok(
+          statuses.some((status) => /^[23]\d\d$/.test(status)),
+          `${name} declares no success: ${statuses}`,
+        );
+        for (const [status, response] of Object.entries<Json>(operation.responses)) {
+          assert.ok(response.description, `${name} ${status} has no description`);
+          if (/^2\d\d$/.test(status) && status !== '204')
+            assert.ok(response.content, `${name} ${status} declares no media type`);
+          // Failures answer the error body, listing their codes; a page may answer some as HTML.
+          if (/^[45]/.test(status)) {
+            assert.ok(response.content, `${name} ${status} declares no media type`);
+            const json = response.content['application/json'];
+            if (json || !response.content['text/html']) {
+              const error = json?.schema?.properties?.error;
+              assert.ok(error?.properties?.code?.enum?.length, `${name} ${status} lists no error codes`);
+            }
+          }
+        }
+        assert.ok(operation.responses['5XX'], `${name} does not declare 5XX`);
+        assert.ok(operation.responses['400'], `${name} does not declare 400`);
+        if (operation['x-auth'] !== 'public')
+          assert.ok(operation.responses['401'], `${name} does not declare 401`);
+        if (key.includes('{')) assert.ok(operation.responses['404'], `${name} does not declare 404`);
+      }
+    }
+  });
+
+  test('admin and user-token routes say what they need, in words and in their 403', () => {
+    const users = documents.core.paths['/v1/admin/users'].get;
+    assert.match(users.description, /ADMIN role/);
+    assert.deepEqual(
+      users.responses['403'].content['application/json'].schema.properties.error.properties.code.enum,
+      ['forbidden'],
+    );
+    const keys = documents.core.paths['/v1/apps/{appId}/api-keys'].post;
+    assert.match(keys.description, /user token only/);
+    assert.ok(
+      keys.responses['403'].content['application/json'].schema.properties.error.properties.code.enum.includes(
+        'user_token_required',
+      ),
+    );
+  });
+
+  test('request shapes come from the validating schemas, with our error messages as descriptions', () => {
+    const create = documents.core.paths['/v1/products'].post;
+    const body = create.requestBody.content['application/json'].schema;
+    assert.equal(body.additionalProperties, false);
+    assert.ok(body.required.includes('name'));
+    assert.match(
+      body.properties.successUrl.description ?? JSON.stringify(body.properties.successUrl),
+      /http/,
+    );
+    const list = documents.core.paths['/v1/products'].get;
+    const limit = list.parameters.find((parameter: Json) => parameter.name === 'limit');
+    assert.equal(limit.in, 'query');
+    assert.equal(limit.schema.maximum, 100);
+  });
+});

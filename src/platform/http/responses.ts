@@ -1,0 +1,117 @@
+import type { RouteOptions } from 'fastify';
+import Type, { type TSchema } from 'typebox';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import type { AuthRequirement } from './principal.js';
+import { ErrorBody } from './schemas.js';
+
+/**
+ * What a route may answer, completed in one place: routes declare their successes and the error
+ * codes particular to them (`schema.errors`); the errors every route of a kind can answer (input,
+ * credentials, path ids, rate limits, our own failures) are added here from the route's shape.
+ * The response contract check and the API reference both read the result.
+ */
+
+/** Error codes a route answers beyond the common ones, each with when it happens. */
+export type RouteErrors = Partial<Record<ErrorCode, string>>;
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Error codes particular to this route; the common ones are derived (see responses.ts). */
+    errors?: RouteErrors;
+  }
+}
+
+/** A success without a body (204); typed so handlers send nothing rather than null. */
+export function noContent(description: string) {
+  return Type.Unsafe<undefined>({ type: 'null', description });
+}
+
+/** A 303 redirect; the body is empty and Location says where to. */
+export function seeOther(description: string) {
+  return Type.Null({
+    description,
+    headers: { location: { type: 'string', description: 'Where the client goes next' } },
+  });
+}
+
+/** The one error body (ErrorBody), with `code` narrowed to the codes listed. */
+export function errorBody(errors: RouteErrors): TSchema {
+  const entries = Object.entries(errors) as [ErrorCode, string][];
+  return Type.Object(
+    {
+      error: Type.Object({
+        ...ErrorBody.properties.error.properties,
+        code: Type.Unsafe<string>({ type: 'string', enum: entries.map(([code]) => code) }),
+      }),
+    },
+    { description: entries.map(([code, when]) => `\`${code}\`: ${when}`).join('; ') },
+  );
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The errors a route can answer because of what it is, not what it does. */
+export function commonErrors(route: {
+  method: string;
+  url: string;
+  auth: AuthRequirement;
+  rateLimited: boolean;
+}): RouteErrors {
+  const errors: RouteErrors = {
+    // Every route reads a query string, and a NUL character in any value is refused.
+    validation_failed:
+      'a path, query or body value is missing, malformed or out of range; details name each field',
+  };
+  if (BODY_METHODS.has(route.method)) {
+    errors.invalid_json = 'the body is not valid JSON';
+    errors.payload_too_large = 'the body is over the size limit';
+    errors.unsupported_media_type = 'the body is not sent with the content type this route reads';
+  }
+  if (route.auth !== 'public')
+    errors.unauthorized = 'no bearer token, or one that is invalid, expired or revoked';
+  if (route.auth === 'user')
+    errors.user_token_required = 'an API key was sent; this route needs a user token';
+  if (route.auth === 'admin') errors.forbidden = 'the caller does not have the ADMIN role';
+  if (route.url.includes(':')) errors.not_found = 'no such resource, or it belongs to another seller';
+  if (route.rateLimited) errors.rate_limited = 'too many requests from this address; see Retry-After';
+  errors.internal_error = 'a failure on our side; quote the requestId';
+  errors.not_ready = 'the database is unreachable or the node is shutting down; retry';
+  return errors;
+}
+
+/** Fastify's key for a status: the exact code, or a class like 5xx for our own failures. */
+function statusKey(code: ErrorCode): string {
+  const status = ERROR_STATUS[code];
+  return status >= 500 ? '5xx' : String(status);
+}
+
+/**
+ * The route's response map with an error body for every error status it can answer. A status
+ * the route declares itself is left as declared (a page answering 404 with HTML owns its 404).
+ */
+export function completeResponses(route: RouteOptions, auth: AuthRequirement): Record<string, unknown> {
+  const schema = route.schema ?? {};
+  const declared = { ...((schema.response as Record<string, unknown> | undefined) ?? {}) };
+  const byStatus = new Map<string, RouteErrors>();
+  const common = commonErrors({
+    method: String(route.method),
+    url: route.url,
+    auth,
+    rateLimited: Boolean(route.config?.rateLimit),
+  });
+  for (const [code, when] of Object.entries({ ...common, ...schema.errors }) as [ErrorCode, string][]) {
+    const key = statusKey(code);
+    byStatus.set(key, { ...byStatus.get(key), [code]: when });
+  }
+  for (const [key, errors] of byStatus) {
+    if (key in declared) {
+      // Only a status the route lists codes for may also be declared by hand; both would be ambiguous.
+      if (schema.errors && Object.keys(schema.errors).some((code) => statusKey(code as ErrorCode) === key)) {
+        throw new Error(`${route.method} ${route.url}: status ${key} is declared in response and in errors`);
+      }
+      continue;
+    }
+    declared[key] = errorBody(errors);
+  }
+  return declared;
+}
