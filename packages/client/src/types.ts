@@ -125,11 +125,15 @@ export interface Product {
   callbackSecret: string;
   /** Where the checkout host POSTs this product's merchant webhooks; null when off. */
   merchantWebhookUrl: string | null;
+  /** The hosted checkout page that sells this product on the checkout host. */
+  checkoutUrl: string;
   createdAt: string;
   updatedAt: string;
 }
 
-export type ProductInput = Partial<Omit<Product, 'id' | 'userId' | 'createdAt' | 'updatedAt'>>;
+export type ProductInput = Partial<
+  Omit<Product, 'id' | 'userId' | 'checkoutUrl' | 'createdAt' | 'updatedAt'>
+>;
 
 export interface License {
   id: string;

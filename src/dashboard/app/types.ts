@@ -1,111 +1,38 @@
-/** The API's resources as the dashboard reads them (see docs/*.md for each). */
+/**
+ * The API's resources as the dashboard reads them (see docs/*.md for each). Those the client SDK
+ * already describes come from its sources (types only, so nothing of it reaches the bundle); the
+ * event kinds come from the service's own list, a file of constants alone.
+ */
+import type { ApiKey, License, Page, Product, User } from '../../../packages/client/src/types';
 
-export type Role = 'SELLER' | 'ADMIN';
-export type Tier = 'free' | 'pro' | 'business' | 'enterprise';
+export type { ApiKey, App, License, Product, Session, User } from '../../../packages/client/src/types';
+export { EVENT_TYPES } from '../../modules/events/event-types';
 
-export interface User {
-  id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-  tier: Tier;
-  createdAt: string;
-}
+export type Role = User['role'];
+export type Tier = User['tier'];
 
-export interface Session {
-  token: string;
-  expiresAt: string;
-  user: User;
-}
+/** The create answer: the only time the whole key is shown. */
+export type CreatedApiKey = ApiKey & { key: string };
 
-export interface App {
-  id: string;
-  name: string;
-  description: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export const PRODUCT_TYPES = [
+  'license',
+  'api_access',
+  'subscription',
+] as const satisfies readonly Product['productType'][];
+export const BILLING_TYPES = ['one_time', 'recurring'] as const satisfies readonly Product['billingType'][];
 
-export interface ApiKey {
-  id: string;
-  appId: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-export interface CreatedApiKey extends ApiKey {
-  key: string;
-}
-
-export const PRODUCT_TYPES = ['license', 'api_access', 'subscription'] as const;
-export const BILLING_TYPES = ['one_time', 'recurring'] as const;
-
-export interface Product {
-  id: string;
-  appId: string;
-  name: string;
-  description: string;
-  price: number;
-  currency: string;
-  active: boolean;
-  successUrl: string | null;
-  cancelUrl: string | null;
-  helpUrl: string | null;
-  supportUrl: string | null;
-  termsUrl: string | null;
-  privacyUrl: string | null;
-  refundUrl: string | null;
-  productType: (typeof PRODUCT_TYPES)[number];
-  billingType: (typeof BILLING_TYPES)[number];
-  interval: 'month' | 'year' | null;
-  partnerPriceIdRecurring: string | null;
-  partnerTaxEnabled: boolean;
-  partnerIdentityRequired: boolean;
-  cryptoPaymentsEnabled: boolean;
-  hideEmail: boolean;
-  autoRedirect: boolean;
-  licenseEmails: string[];
-  sendLicenseToCustomer: boolean;
-  callbackSecret: string;
-  merchantWebhookUrl: string | null;
-  checkoutUrl: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export const LICENSE_STATUSES = ['active', 'suspended', 'revoked', 'expired'] as const;
-export type LicenseStatus = (typeof LICENSE_STATUSES)[number];
-
-export interface License {
-  id: string;
-  key: string;
-  appId: string;
-  productId: string | null;
-  email: string | null;
-  status: LicenseStatus;
-  expiresAt: string | null;
-  metadata: Record<string, unknown>;
-  maxDevices: number | null;
-  deviceCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
+export type LicenseStatus = License['status'];
+export const LICENSE_STATUSES = [
+  'active',
+  'suspended',
+  'revoked',
+  'expired',
+] as const satisfies readonly LicenseStatus[];
 
 export interface Device {
   hwuid: string;
   activatedAt: string;
 }
-
-export const EVENT_TYPES = [
-  'license.created',
-  'license.updated',
-  'license.revoked',
-  'license.expired',
-  'user.registered',
-  'app.created',
-] as const;
 
 export interface Webhook {
   id: string;
@@ -190,10 +117,13 @@ export interface DisputeDetail extends Dispute {
 }
 
 /** A page of an offset-paginated list, under the list's own name. */
-export type OffsetPage<K extends string, T> = { [key in K]: T[] } & {
+export type OffsetPage<K extends string, T> = Page<K, T>;
+
+/** A page of a list numbered from 1 (webhooks and their delivery logs). */
+export type NumberedPage<K extends string, T> = { [key in K]: T[] } & {
   total: number;
+  page: number;
   limit: number;
-  offset: number;
 };
 
 export type Interval = 'day' | 'week' | 'month';

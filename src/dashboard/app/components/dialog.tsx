@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { CopyButton } from './copy';
 
 /**
  * A modal <dialog>: the browser moves focus into it, keeps it there, and closes it on Escape.
@@ -70,4 +71,56 @@ export function useConfirm(): [(question: Question) => Promise<boolean>, Compone
     </Dialog>
   );
   return [ask, element];
+}
+
+/**
+ * A secret the API shows only once (a new key, a signing secret): in a dialog, in a field to
+ * select, with a button to copy it, until the user is done with it.
+ */
+export function SecretOnce({
+  secret,
+  title,
+  warning,
+  note,
+  label,
+  what,
+  copyLabel,
+  onDone,
+}: {
+  /** Null while there is none to show. */
+  secret: string | null;
+  title: string;
+  /** To copy it now, said first and in bold. */
+  warning: string;
+  note?: string;
+  /** The field's label. */
+  label: string;
+  /** What it is, as the copy button says it. */
+  what: string;
+  copyLabel: string;
+  onDone(): void;
+}) {
+  const id = useId();
+  return (
+    <Dialog open={secret !== null} title={title} onClose={onDone}>
+      {secret !== null && (
+        <>
+          <p>
+            <strong>{warning}</strong>
+            {note && ` ${note}`}
+          </p>
+          <div class="field">
+            <label for={id}>{label}</label>
+            <input id={id} readOnly value={secret} class="mono" />
+          </div>
+          <div class="actions">
+            <CopyButton text={secret} label={copyLabel} what={what} />
+            <button type="button" class="primary" onClick={onDone}>
+              Done
+            </button>
+          </div>
+        </>
+      )}
+    </Dialog>
+  );
 }

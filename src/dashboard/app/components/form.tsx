@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
 import type { ApiError } from '../api';
+import type { Action } from './use-api';
 
 /** The API's message for one field (or a part of it: "metadata.plan" belongs to "metadata"). */
 export function fieldProblem(error: ApiError | null, field: string): string | undefined {
@@ -27,6 +28,37 @@ export function FormError({ error }: { error: ApiError | null }) {
   );
 }
 
+/** A form's end: its error, then its submit button, which waits while the action runs. */
+export function Submit({ action, children }: { action: Action; children: ComponentChildren }) {
+  return (
+    <>
+      <FormError error={action.error} />
+      <button type="submit" class="primary" disabled={action.busy}>
+        {children}
+      </button>
+    </>
+  );
+}
+
+/** A button that starts `action` (or a part of it), and waits while any of it runs. */
+export function ActionButton({
+  action,
+  kind = 'secondary',
+  onClick,
+  children,
+}: {
+  action: Action;
+  kind?: 'primary' | 'secondary' | 'danger';
+  onClick(): void;
+  children: ComponentChildren;
+}) {
+  return (
+    <button type="button" class={kind} disabled={action.busy} onClick={() => onClick()}>
+      {children}
+    </button>
+  );
+}
+
 interface FieldShell {
   label: string;
   /** Where the API names the field in its error details. */
@@ -35,14 +67,50 @@ interface FieldShell {
   hint?: string;
 }
 
-function useDescribed({ name, error, hint }: FieldShell) {
+/** What every control gets from its field: its label's id, and its hint and problem tied to it. */
+interface ControlProps {
+  id: string;
+  name: string;
+  'aria-invalid': 'true' | undefined;
+  'aria-describedby': string | undefined;
+}
+
+/**
+ * One field: its label, its control (drawn by `control` with the props above) and, beneath,
+ * its hint and the API's problem with it. A checkbox comes before its label.
+ */
+function Field({
+  label,
+  name,
+  error,
+  hint,
+  checkbox = false,
+  control,
+}: FieldShell & { checkbox?: boolean; control(props: ControlProps): ComponentChildren }) {
   const id = useId();
   const problem = fieldProblem(error ?? null, name);
   const hintId = hint ? `${id}-hint` : undefined;
   const problemId = problem ? `${id}-problem` : undefined;
-  const describedBy = [hintId, problemId].filter(Boolean).join(' ') || undefined;
-  const notes = (
-    <>
+  const props: ControlProps = {
+    id,
+    name,
+    'aria-invalid': problem ? 'true' : undefined,
+    'aria-describedby': [hintId, problemId].filter(Boolean).join(' ') || undefined,
+  };
+  const labelElement = <label for={id}>{label}</label>;
+  return (
+    <div class={['field', checkbox && 'checkbox', problem && 'invalid'].filter(Boolean).join(' ')}>
+      {checkbox ? (
+        <>
+          {control(props)}
+          {labelElement}
+        </>
+      ) : (
+        <>
+          {labelElement}
+          {control(props)}
+        </>
+      )}
       {hint && (
         <span class="hint" id={hintId}>
           {hint}
@@ -53,9 +121,8 @@ function useDescribed({ name, error, hint }: FieldShell) {
           {problem}
         </span>
       )}
-    </>
+    </div>
   );
-  return { id, problem, describedBy, notes };
 }
 
 type InputProps = FieldShell & {
@@ -70,23 +137,23 @@ type InputProps = FieldShell & {
 };
 
 export function TextField({ label, name, error, hint, value, onValue, type = 'text', ...input }: InputProps) {
-  const { id, problem, describedBy, notes } = useDescribed({ label, name, error, hint });
   return (
-    <div class={problem ? 'field invalid' : 'field'}>
-      <label for={id}>{label}</label>
-      <input
-        {...input}
-        // Preact types each input type separately; every type listed in InputProps takes these props.
-        type={type as 'text'}
-        id={id}
-        name={name}
-        value={value}
-        aria-invalid={problem ? 'true' : undefined}
-        aria-describedby={describedBy}
-        onInput={(event) => onValue(event.currentTarget.value)}
-      />
-      {notes}
-    </div>
+    <Field
+      label={label}
+      name={name}
+      error={error}
+      hint={hint}
+      control={(props) => (
+        <input
+          {...input}
+          // Preact types each input type separately; every type listed in InputProps takes these props.
+          type={type as 'text'}
+          {...props}
+          value={value}
+          onInput={(event) => onValue(event.currentTarget.value)}
+        />
+      )}
+    />
   );
 }
 
@@ -97,29 +164,36 @@ type AreaProps = FieldShell & {
   required?: boolean;
 };
 
-export function TextArea({ label, name, error, hint, value, onValue, rows = 3, required }: AreaProps) {
-  const { id, problem, describedBy, notes } = useDescribed({ label, name, error, hint });
+export function TextArea({ value, onValue, rows = 3, required, ...shell }: AreaProps) {
   return (
-    <div class={problem ? 'field invalid' : 'field'}>
-      <label for={id}>{label}</label>
-      <textarea
-        id={id}
-        name={name}
-        rows={rows}
-        required={required}
-        value={value}
-        aria-invalid={problem ? 'true' : undefined}
-        aria-describedby={describedBy}
-        onInput={(event) => onValue(event.currentTarget.value)}
-      />
-      {notes}
-    </div>
+    <Field
+      {...shell}
+      control={(props) => (
+        <textarea
+          {...props}
+          rows={rows}
+          required={required}
+          value={value}
+          onInput={(event) => onValue(event.currentTarget.value)}
+        />
+      )}
+    />
   );
 }
 
 export interface Option {
   value: string;
   label: string;
+}
+
+/** Options whose values read as themselves, or through `label`. */
+export function optionsOf(values: readonly string[], label = (value: string) => value): Option[] {
+  return values.map((value) => ({ value, label: label(value) }));
+}
+
+/** Options to choose one of the seller's things by name. */
+export function namedOptions(items: readonly { id: string; name: string }[]): Option[] {
+  return items.map((item) => ({ value: item.id, label: item.name }));
 }
 
 type SelectProps = FieldShell & {
@@ -129,50 +203,66 @@ type SelectProps = FieldShell & {
   required?: boolean;
 };
 
-export function SelectField({ label, name, error, hint, value, options, onValue, required }: SelectProps) {
-  const { id, problem, describedBy, notes } = useDescribed({ label, name, error, hint });
+export function SelectField({ value, options, onValue, required, ...shell }: SelectProps) {
   return (
-    <div class={problem ? 'field invalid' : 'field'}>
-      <label for={id}>{label}</label>
-      <select
-        id={id}
-        name={name}
-        value={value}
-        required={required}
-        aria-invalid={problem ? 'true' : undefined}
-        aria-describedby={describedBy}
-        onChange={(event) => onValue(event.currentTarget.value)}
-      >
-        {options.map((option) => (
-          <option key={option.value} value={option.value}>
-            {option.label}
-          </option>
-        ))}
-      </select>
-      {notes}
-    </div>
+    <Field
+      {...shell}
+      control={(props) => (
+        <select
+          {...props}
+          value={value}
+          required={required}
+          onChange={(event) => onValue(event.currentTarget.value)}
+        >
+          {options.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+      )}
+    />
+  );
+}
+
+/** A filter by status: any, or one of `statuses`. */
+export function StatusSelect({
+  statuses,
+  value,
+  onValue,
+}: {
+  statuses: readonly string[];
+  value: string;
+  onValue(value: string): void;
+}) {
+  return (
+    <SelectField
+      label="Status"
+      name="status"
+      value={value}
+      options={[{ value: '', label: 'Any status' }, ...optionsOf(statuses)]}
+      onValue={onValue}
+    />
   );
 }
 
 type CheckboxProps = FieldShell & { checked: boolean; onChecked(checked: boolean): void; disabled?: boolean };
 
-export function Checkbox({ label, name, error, hint, checked, onChecked, disabled }: CheckboxProps) {
-  const { id, problem, describedBy, notes } = useDescribed({ label, name, error, hint });
+export function Checkbox({ checked, onChecked, disabled, ...shell }: CheckboxProps) {
   return (
-    <div class={problem ? 'field checkbox invalid' : 'field checkbox'}>
-      <input
-        type="checkbox"
-        id={id}
-        name={name}
-        checked={checked}
-        disabled={disabled}
-        aria-invalid={problem ? 'true' : undefined}
-        aria-describedby={describedBy}
-        onChange={(event) => onChecked(event.currentTarget.checked)}
-      />
-      <label for={id}>{label}</label>
-      {notes}
-    </div>
+    <Field
+      {...shell}
+      checkbox
+      control={(props) => (
+        <input
+          type="checkbox"
+          {...props}
+          checked={checked}
+          disabled={disabled}
+          onChange={(event) => onChecked(event.currentTarget.checked)}
+        />
+      )}
+    />
   );
 }
 

@@ -1,5 +1,5 @@
-import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { type ComponentChildren, Fragment } from 'preact';
+import { useEffect, useId, useRef } from 'preact/hooks';
 import type { ApiError } from '../api';
 
 let firstScreen = true;
@@ -39,6 +39,17 @@ export function Page({
   );
 }
 
+/** A part of a screen, named by its heading (a region, to assistive technology). */
+export function Section({ title, children }: { title: string; children: ComponentChildren }) {
+  const id = useId();
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
 /** The three states of loaded data: waiting, failed (with the API's message), or there. */
 export function Loading<T>({
   state,
@@ -57,44 +68,17 @@ export function Loading<T>({
   return <>{children(state.data)}</>;
 }
 
-/** Previous and next for an offset-paginated list. */
-export function Pager({
-  total,
-  limit,
-  offset,
-  onOffset,
-  label,
-}: {
-  total: number;
-  limit: number;
-  offset: number;
-  onOffset(offset: number): void;
-  label: string;
-}) {
-  if (total <= limit && offset === 0) return null;
-  const last = Math.min(offset + limit, total);
+/** A thing's properties as a description list, in the order given. */
+export function Facts({ facts }: { facts: Record<string, ComponentChildren> }) {
   return (
-    <nav class="pager" aria-label={`${label} pages`}>
-      <button
-        type="button"
-        class="secondary"
-        disabled={offset === 0}
-        onClick={() => onOffset(Math.max(0, offset - limit))}
-      >
-        Previous
-      </button>
-      <span>
-        {total === 0 ? 0 : offset + 1}–{last} of {total}
-      </span>
-      <button
-        type="button"
-        class="secondary"
-        disabled={last >= total}
-        onClick={() => onOffset(offset + limit)}
-      >
-        Next
-      </button>
-    </nav>
+    <dl class="facts">
+      {Object.entries(facts).map(([term, value]) => (
+        <Fragment key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </Fragment>
+      ))}
+    </dl>
   );
 }
 

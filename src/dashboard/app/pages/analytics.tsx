@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { Chart } from '../components/chart';
 import { Form, SelectField, TextField } from '../components/form';
-import { Loading, Page } from '../components/page';
+import { Loading, Page, Section } from '../components/page';
 import { useLoad } from '../components/use-api';
 import { formatDate, formatDateTime, formatMoney, formatNumber } from '../format';
 import type { Interval, LicenseSeries, RevenueSeries, Stats, UserSeries } from '../types';
@@ -50,8 +50,7 @@ export function AnalyticsPage() {
     <Page title="Analytics">
       <p class="muted">The whole service, all sellers. Only administrators see this page.</p>
       <Loading state={stats}>{(s) => <StatCards stats={s} />}</Loading>
-      <section aria-labelledby="trends">
-        <h2 id="trends">Over time</h2>
+      <Section title="Over time">
         <Form label="Range of the charts" class="form filters" onSubmit={() => setRange(draft)}>
           <TextField
             label="From"
@@ -85,7 +84,7 @@ export function AnalyticsPage() {
           </div>
         </Form>
         <Trends range={range} />
-      </section>
+      </Section>
     </Page>
   );
 }
@@ -113,8 +112,7 @@ function StatCards({ stats }: { stats: Stats }) {
     ['Disputes', formatNumber(stats.disputes.total), `${stats.disputes.open} open`],
   ];
   return (
-    <section aria-labelledby="totals">
-      <h2 id="totals">Totals</h2>
+    <Section title="Totals">
       <ul class="cards">
         {cards.map(([title, value, note]) => (
           <li key={title} class="card">
@@ -132,7 +130,7 @@ function StatCards({ stats }: { stats: Stats }) {
         ))}
       </ul>
       <p class="muted">As of {formatDateTime(stats.generatedAt)}.</p>
-    </section>
+    </Section>
   );
 }
 

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { CopyButton } from '../components/copy';
-import { Dialog, useConfirm } from '../components/dialog';
-import { Form, FormError, TextArea, TextField } from '../components/form';
-import { Loading, Page, Pager } from '../components/page';
+import { SecretOnce, useConfirm } from '../components/dialog';
+import { ActionButton, Form, FormError, TextArea, TextField } from '../components/form';
+import { ListTable, Pager, useOffsetList } from '../components/list';
+import { Loading, Page, Section } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
 import { formatDateTime } from '../format';
@@ -31,11 +31,7 @@ export function AppDetailPage({ appId }: { appId: string }) {
 }
 
 function ApiKeys({ appId }: { appId: string }) {
-  const [offset, setOffset] = useState(0);
-  const keys = useLoad(
-    () => api.get<OffsetPage<'apiKeys', ApiKey>>(`/apps/${appId}/api-keys`, { offset }),
-    `${appId}:${offset}`,
-  );
+  const keys = useOffsetList<OffsetPage<'apiKeys', ApiKey>>(`/apps/${appId}/api-keys`);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const create = useAction();
@@ -64,60 +60,37 @@ function ApiKeys({ appId }: { appId: string }) {
   };
 
   return (
-    <section aria-labelledby="api-keys">
-      <h2 id="api-keys">API keys</h2>
+    <Section title="API keys">
       <p class="muted">A key lets your backend call the API for this app. Keep keys on your servers.</p>
       <Loading state={keys}>
-        {(page) =>
-          page.apiKeys.length === 0 ? (
-            <p>No API keys yet.</p>
-          ) : (
-            <>
-              <table>
-                <caption class="visually-hidden">API keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key starts with</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">State</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.apiKeys.map((key) => (
-                    <tr key={key.id}>
-                      <th scope="row">{key.name}</th>
-                      <td>
-                        <code>{key.prefix}…</code>
-                      </td>
-                      <td>{formatDateTime(key.createdAt)}</td>
-                      <td>{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}</td>
-                      <td>{key.revokedAt ? `Revoked ${formatDateTime(key.revokedAt)}` : 'Active'}</td>
-                      <td>
-                        {!key.revokedAt && (
-                          <button type="button" class="danger" onClick={() => revokeKey(key)}>
-                            Revoke <span class="visually-hidden">key {key.name}</span>
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                label="API keys"
-                total={page.total}
-                limit={page.limit}
-                offset={page.offset}
-                onOffset={setOffset}
-              />
-            </>
-          )
-        }
+        {(page) => (
+          <ListTable
+            caption="API keys"
+            rows={page.apiKeys}
+            empty={<p>No API keys yet.</p>}
+            columns={[
+              { title: 'Name', cell: (key) => key.name },
+              { title: 'Key starts with', cell: (key) => <code>{key.prefix}…</code> },
+              { title: 'Created', cell: (key) => formatDateTime(key.createdAt) },
+              {
+                title: 'Last used',
+                cell: (key) => (key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'),
+              },
+              {
+                title: 'State',
+                cell: (key) => (key.revokedAt ? `Revoked ${formatDateTime(key.revokedAt)}` : 'Active'),
+              },
+            ]}
+            actions={(key) =>
+              !key.revokedAt && (
+                <button type="button" class="danger" onClick={() => revokeKey(key)}>
+                  Revoke <span class="visually-hidden">key {key.name}</span>
+                </button>
+              )
+            }
+            pager={<Pager label="API keys" page={page} onOffset={keys.setOffset} />}
+          />
+        )}
       </Loading>
       <FormError error={revoke.error} />
       <Form label="Create an API key" onSubmit={submit} class="form inline">
@@ -135,28 +108,18 @@ function ApiKeys({ appId }: { appId: string }) {
         </button>
         <FormError error={create.error} />
       </Form>
-      <Dialog open={created !== null} title="Your new API key" onClose={() => setCreated(null)}>
-        {created && (
-          <>
-            <p>
-              <strong>Copy this key now: you will not see it again.</strong> Only its first characters are
-              kept for the list.
-            </p>
-            <div class="field">
-              <label for="new-api-key">API key “{created.name}”</label>
-              <input id="new-api-key" readOnly value={created.key} class="mono" />
-            </div>
-            <div class="actions">
-              <CopyButton text={created.key} label="Copy key" what="API key" />
-              <button type="button" class="primary" onClick={() => setCreated(null)}>
-                Done
-              </button>
-            </div>
-          </>
-        )}
-      </Dialog>
+      <SecretOnce
+        secret={created?.key ?? null}
+        title="Your new API key"
+        warning="Copy this key now: you will not see it again."
+        note="Only its first characters are kept for the list."
+        label={`API key “${created?.name}”`}
+        what="API key"
+        copyLabel="Copy key"
+        onDone={() => setCreated(null)}
+      />
       {confirmDialog}
-    </section>
+    </Section>
   );
 }
 
@@ -190,8 +153,7 @@ function EditApp({ app, onSaved }: { app: App; onSaved(): void }) {
     }
   };
   return (
-    <section aria-labelledby="app-settings">
-      <h2 id="app-settings">Settings</h2>
+    <Section title="Settings">
       <Form label="App settings" onSubmit={submit}>
         <TextField label="App name" name="name" required value={name} onValue={setName} error={save.error} />
         <TextArea
@@ -206,13 +168,13 @@ function EditApp({ app, onSaved }: { app: App; onSaved(): void }) {
           <button type="submit" class="primary" disabled={save.busy}>
             Save app
           </button>
-          <button type="button" class="danger" onClick={deleteApp} disabled={remove.busy}>
+          <ActionButton action={remove} kind="danger" onClick={deleteApp}>
             Delete app
-          </button>
+          </ActionButton>
         </div>
       </Form>
       <FormError error={remove.error} />
       {confirmDialog}
-    </section>
+    </Section>
   );
 }

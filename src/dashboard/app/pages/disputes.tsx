@@ -1,65 +1,37 @@
-import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Loading, Page, Pager, StatusBadge } from '../components/page';
+import { ListTable, Pager, useOffsetList } from '../components/list';
+import { Facts, Loading, Page, StatusBadge } from '../components/page';
 import { useLoad } from '../components/use-api';
 import { formatDateTime, formatMoney, words } from '../format';
 import { href } from '../router';
 import type { Dispute, DisputeDetail, OffsetPage } from '../types';
 
 export function DisputesPage() {
-  const [offset, setOffset] = useState(0);
-  const disputes = useLoad(
-    () => api.get<OffsetPage<'disputes', Dispute>>('/disputes', { offset }),
-    String(offset),
-  );
+  const disputes = useOffsetList<OffsetPage<'disputes', Dispute>>('/disputes');
   return (
     <Page title="Disputes">
       <p class="muted">Chargebacks buyers opened with their bank, as the card partner reports them.</p>
       <Loading state={disputes}>
-        {(page) =>
-          page.disputes.length === 0 ? (
-            <p>No disputes. Good.</p>
-          ) : (
-            <>
-              <table>
-                <caption class="visually-hidden">Disputes</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Opened</th>
-                    <th scope="col">Amount</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Order</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.disputes.map((dispute) => (
-                    <tr key={dispute.id}>
-                      <th scope="row">
-                        <a href={href(`/disputes/${dispute.id}`)}>{formatDateTime(dispute.createdAt)}</a>
-                      </th>
-                      <td>{formatMoney(dispute.amount, dispute.currency)}</td>
-                      <td>{words(dispute.reason)}</td>
-                      <td>
-                        <StatusBadge status={dispute.status} />
-                      </td>
-                      <td>
-                        <a href={href(`/orders/${dispute.orderId}`)}>Order</a>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                label="Disputes"
-                total={page.total}
-                limit={page.limit}
-                offset={page.offset}
-                onOffset={setOffset}
-              />
-            </>
-          )
-        }
+        {(page) => (
+          <ListTable
+            caption="Disputes"
+            rows={page.disputes}
+            empty={<p>No disputes. Good.</p>}
+            columns={[
+              {
+                title: 'Opened',
+                cell: (dispute) => (
+                  <a href={href(`/disputes/${dispute.id}`)}>{formatDateTime(dispute.createdAt)}</a>
+                ),
+              },
+              { title: 'Amount', cell: (dispute) => formatMoney(dispute.amount, dispute.currency) },
+              { title: 'Reason', cell: (dispute) => words(dispute.reason) },
+              { title: 'Status', cell: (dispute) => <StatusBadge status={dispute.status} /> },
+              { title: 'Order', cell: (dispute) => <a href={href(`/orders/${dispute.orderId}`)}>Order</a> },
+            ]}
+            pager={<Pager label="Disputes" page={page} onOffset={disputes.setOffset} />}
+          />
+        )}
       </Loading>
     </Page>
   );
@@ -74,26 +46,17 @@ export function DisputeDetailPage({ id }: { id: string }) {
       </p>
       <Loading state={dispute}>
         {(d) => (
-          <dl class="facts">
-            <dt>Status</dt>
-            <dd>
-              <StatusBadge status={d.status} />
-            </dd>
-            <dt>Amount</dt>
-            <dd>{formatMoney(d.amount, d.currency)}</dd>
-            <dt>Reason</dt>
-            <dd>{words(d.reason)}</dd>
-            <dt>Evidence due by</dt>
-            <dd>{formatDateTime(d.evidenceDueBy)}</dd>
-            <dt>Order</dt>
-            <dd>
-              <a href={href(`/orders/${d.orderId}`)}>{d.orderId}</a>
-            </dd>
-            <dt>Opened</dt>
-            <dd>{formatDateTime(d.createdAt)}</dd>
-            <dt>Updated</dt>
-            <dd>{formatDateTime(d.updatedAt)}</dd>
-          </dl>
+          <Facts
+            facts={{
+              Status: <StatusBadge status={d.status} />,
+              Amount: formatMoney(d.amount, d.currency),
+              Reason: words(d.reason),
+              'Evidence due by': formatDateTime(d.evidenceDueBy),
+              Order: <a href={href(`/orders/${d.orderId}`)}>{d.orderId}</a>,
+              Opened: formatDateTime(d.createdAt),
+              Updated: formatDateTime(d.updatedAt),
+            }}
+          />
         )}
       </Loading>
     </Page>

@@ -2,13 +2,15 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton } from '../components/copy';
 import { useConfirm } from '../components/dialog';
-import { Form, FormError, TextField } from '../components/form';
-import { Loading, Page, StatusBadge } from '../components/page';
+import { ActionButton, Form, FormError, Submit, TextField } from '../components/form';
+import { ListTable } from '../components/list';
+import { Facts, Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
 import { dateInputValue, endOfDayUtc, formatDateTime } from '../format';
 import { href } from '../router';
 import type { Device, License, Product } from '../types';
+import { LicenseLimits } from './licenses';
 
 export function LicenseDetailPage({ appId, licenseId }: { appId: string; licenseId: string }) {
   const base = `/apps/${appId}/licenses/${licenseId}`;
@@ -31,6 +33,13 @@ export function LicenseDetailPage({ appId, licenseId }: { appId: string; license
   );
 }
 
+/** What can happen to a license in each status, in the order the buttons stand. */
+const MOVES = [
+  { to: 'suspend', from: ['active'], label: 'Suspend', done: 'License suspended', kind: 'secondary' },
+  { to: 'reinstate', from: ['suspended'], label: 'Reinstate', done: 'License reinstated', kind: 'primary' },
+  { to: 'revoke', from: ['active', 'suspended'], label: 'Revoke', done: 'License revoked', kind: 'danger' },
+] as const;
+
 function LicenseFacts({ license, base, onChanged }: { license: License; base: string; onChanged(): void }) {
   const product = useLoad(
     () => (license.productId ? api.get<Product>(`/products/${license.productId}`) : Promise.resolve(null)),
@@ -39,7 +48,7 @@ function LicenseFacts({ license, base, onChanged }: { license: License; base: st
   const action = useAction();
   const announce = useAnnounce();
   const [confirm, confirmDialog] = useConfirm();
-  const move = async (to: 'suspend' | 'reinstate' | 'revoke', done: string) => {
+  const move = async (to: (typeof MOVES)[number]['to'], done: string) => {
     if (
       to === 'revoke' &&
       !(await confirm({
@@ -58,69 +67,34 @@ function LicenseFacts({ license, base, onChanged }: { license: License; base: st
   };
   const { metadata } = license;
   return (
-    <section aria-labelledby="license-facts">
-      <h2 id="license-facts">Details</h2>
-      <dl class="facts">
-        <dt>Key</dt>
-        <dd>
-          <code class="mono">{license.key}</code>{' '}
-          <CopyButton text={license.key} label="Copy license key" what="License key" />
-        </dd>
-        <dt>Status</dt>
-        <dd>
-          <StatusBadge status={license.status} />
-        </dd>
-        <dt>E-mail</dt>
-        <dd>{license.email ?? '—'}</dd>
-        <dt>Product</dt>
-        <dd>{license.productId ? (product.data?.name ?? license.productId) : '—'}</dd>
-        <dt>Expires</dt>
-        <dd>{license.expiresAt ? formatDateTime(license.expiresAt) : 'Never'}</dd>
-        <dt>Devices</dt>
-        <dd>
-          {license.deviceCount}
-          {license.maxDevices !== null ? ` of at most ${license.maxDevices}` : ' (no limit)'}
-        </dd>
-        <dt>Metadata</dt>
-        <dd>{Object.keys(metadata).length > 0 ? <code>{JSON.stringify(metadata)}</code> : '—'}</dd>
-        <dt>Issued</dt>
-        <dd>{formatDateTime(license.createdAt)}</dd>
-      </dl>
+    <Section title="Details">
+      <Facts
+        facts={{
+          Key: (
+            <>
+              <code class="mono">{license.key}</code>{' '}
+              <CopyButton text={license.key} label="Copy license key" what="License key" />
+            </>
+          ),
+          Status: <StatusBadge status={license.status} />,
+          'E-mail': license.email ?? '—',
+          Product: license.productId ? (product.data?.name ?? license.productId) : '—',
+          Expires: license.expiresAt ? formatDateTime(license.expiresAt) : 'Never',
+          Devices: `${license.deviceCount}${license.maxDevices !== null ? ` of at most ${license.maxDevices}` : ' (no limit)'}`,
+          Metadata: Object.keys(metadata).length > 0 ? <code>{JSON.stringify(metadata)}</code> : '—',
+          Issued: formatDateTime(license.createdAt),
+        }}
+      />
       <div class="actions">
-        {license.status === 'active' && (
-          <button
-            type="button"
-            class="secondary"
-            disabled={action.busy}
-            onClick={() => move('suspend', 'License suspended')}
-          >
-            Suspend
-          </button>
-        )}
-        {license.status === 'suspended' && (
-          <button
-            type="button"
-            class="primary"
-            disabled={action.busy}
-            onClick={() => move('reinstate', 'License reinstated')}
-          >
-            Reinstate
-          </button>
-        )}
-        {(license.status === 'active' || license.status === 'suspended') && (
-          <button
-            type="button"
-            class="danger"
-            disabled={action.busy}
-            onClick={() => move('revoke', 'License revoked')}
-          >
-            Revoke
-          </button>
-        )}
+        {MOVES.filter((m) => (m.from as readonly string[]).includes(license.status)).map((m) => (
+          <ActionButton key={m.to} action={action} kind={m.kind} onClick={() => move(m.to, m.done)}>
+            {m.label}
+          </ActionButton>
+        ))}
       </div>
       <FormError error={action.error} />
       {confirmDialog}
-    </section>
+    </Section>
   );
 }
 
@@ -143,51 +117,29 @@ function Devices({ base, onChanged }: { base: string; onChanged(): void }) {
     }
   };
   return (
-    <section aria-labelledby="license-devices">
-      <h2 id="license-devices">Devices</h2>
+    <Section title="Devices">
       <Loading state={devices}>
-        {(list) =>
-          list.devices.length === 0 ? (
-            <p>No device has activated this license.</p>
-          ) : (
-            <table>
-              <caption class="visually-hidden">Devices</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Device id</th>
-                  <th scope="col">Activated</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.devices.map((device) => (
-                  <tr key={device.hwuid}>
-                    <th scope="row">
-                      <code>{device.hwuid}</code>
-                    </th>
-                    <td>{formatDateTime(device.activatedAt)}</td>
-                    <td>
-                      <button
-                        type="button"
-                        class="danger"
-                        disabled={action.busy}
-                        onClick={() => release(device)}
-                      >
-                        Remove <span class="visually-hidden">device {device.hwuid}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
+        {(list) => (
+          <ListTable
+            caption="Devices"
+            rows={list.devices}
+            rowKey={(device) => device.hwuid}
+            empty={<p>No device has activated this license.</p>}
+            columns={[
+              { title: 'Device id', cell: (device) => <code>{device.hwuid}</code> },
+              { title: 'Activated', cell: (device) => formatDateTime(device.activatedAt) },
+            ]}
+            actions={(device) => (
+              <ActionButton action={action} kind="danger" onClick={() => release(device)}>
+                Remove <span class="visually-hidden">device {device.hwuid}</span>
+              </ActionButton>
+            )}
+          />
+        )}
       </Loading>
       <FormError error={action.error} />
       {confirmDialog}
-    </section>
+    </Section>
   );
 }
 
@@ -218,8 +170,7 @@ function EditLicense({ license, base, onSaved }: { license: License; base: strin
       onSaved();
     });
   return (
-    <section aria-labelledby="edit-license">
-      <h2 id="edit-license">Change the license</h2>
+    <Section title="Change the license">
       <Form label="Change the license" onSubmit={submit}>
         <TextField
           label="Buyer e-mail"
@@ -229,32 +180,16 @@ function EditLicense({ license, base, onSaved }: { license: License; base: strin
           onValue={setEmail}
           error={action.error}
         />
-        <div class="row">
-          <TextField
-            label="Expires on"
-            name="expiresAt"
-            type="date"
-            hint="Until the end of this day (UTC). Empty: never."
-            value={expires}
-            onValue={setExpires}
-            error={action.error}
-          />
-          <TextField
-            label="Maximum devices"
-            name="maxDevices"
-            type="number"
-            min={1}
-            hint="Empty: no limit."
-            value={maxDevices}
-            onValue={setMaxDevices}
-            error={action.error}
-          />
-        </div>
-        <FormError error={action.error} />
-        <button type="submit" class="primary" disabled={action.busy}>
-          Save license
-        </button>
+        <LicenseLimits
+          expires={expires}
+          onExpires={setExpires}
+          expiresHint="Until the end of this day (UTC). Empty: never."
+          maxDevices={maxDevices}
+          onMaxDevices={setMaxDevices}
+          error={action.error}
+        />
+        <Submit action={action}>Save license</Submit>
       </Form>
-    </section>
+    </Section>
   );
 }

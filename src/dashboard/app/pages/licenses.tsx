@@ -1,20 +1,29 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../api';
 import { CopyButton } from '../components/copy';
-import { Form, FormError, SelectField, TextArea, TextField } from '../components/form';
-import { Loading, Page, Pager, StatusBadge } from '../components/page';
+import {
+  Form,
+  namedOptions,
+  SelectField,
+  StatusSelect,
+  Submit,
+  TextArea,
+  TextField,
+} from '../components/form';
+import { ListTable, Pager, useOffsetList } from '../components/list';
+import { Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
 import { endOfDayUtc, formatDate } from '../format';
 import { href, navigate } from '../router';
 import { type App, LICENSE_STATUSES, type License, type OffsetPage, type Product } from '../types';
 
-interface Search {
+type Search = {
   key: string;
   email: string;
   status: string;
   productId: string;
-}
+};
 const NO_SEARCH: Search = { key: '', email: '', status: '', productId: '' };
 
 /** Licenses belong to an app: without one in the path, the first app's licenses are shown. */
@@ -40,7 +49,7 @@ export function LicensesPage({ appId }: { appId?: string }) {
                   label="App"
                   name="app"
                   value={appId}
-                  options={page.apps.map((a) => ({ value: a.id, label: a.name }))}
+                  options={namedOptions(page.apps)}
                   onValue={(id) => navigate(`/apps/${id}/licenses`)}
                 />
               </div>
@@ -63,30 +72,20 @@ function AppLicenses({ appId }: { appId: string }) {
   const productList = products.data?.products ?? [];
   const productName = (id: string | null) => (id ? (productList.find((p) => p.id === id)?.name ?? '') : '—');
   const [draft, setDraft] = useState<Search>(NO_SEARCH);
-  const [search, setSearch] = useState<Search>(NO_SEARCH);
-  const [offset, setOffset] = useState(0);
-  const licenses = useLoad(
-    () => api.get<OffsetPage<'licenses', License>>(`/apps/${appId}/licenses`, { ...search, offset }),
-    JSON.stringify([appId, search, offset]),
+  const licenses = useOffsetList<OffsetPage<'licenses', License>, Search>(
+    `/apps/${appId}/licenses`,
+    NO_SEARCH,
   );
-  const productOptions = [
-    { value: '', label: 'Any product' },
-    ...productList.map((p) => ({ value: p.id, label: p.name })),
-  ];
-  const searching = Object.values(search).some(Boolean);
+  const searching = Object.values(licenses.filter).some(Boolean);
 
   return (
     <>
-      <section aria-labelledby="find-licenses">
-        <h2 id="find-licenses">Find licenses</h2>
+      <Section title="Find licenses">
         <search>
           <Form
             label="Search licenses"
             class="form filters"
-            onSubmit={() => {
-              setSearch({ ...draft, key: draft.key.trim(), email: draft.email.trim() });
-              setOffset(0);
-            }}
+            onSubmit={() => licenses.filterBy({ ...draft, key: draft.key.trim(), email: draft.email.trim() })}
           >
             <TextField
               label="License key"
@@ -101,21 +100,16 @@ function AppLicenses({ appId }: { appId: string }) {
               value={draft.email}
               onValue={(email) => setDraft({ ...draft, email })}
             />
-            <SelectField
-              label="Status"
-              name="status"
+            <StatusSelect
+              statuses={LICENSE_STATUSES}
               value={draft.status}
-              options={[
-                { value: '', label: 'Any status' },
-                ...LICENSE_STATUSES.map((s) => ({ value: s, label: s })),
-              ]}
               onValue={(status) => setDraft({ ...draft, status })}
             />
             <SelectField
               label="Product"
               name="productId"
               value={draft.productId}
-              options={productOptions}
+              options={[{ value: '', label: 'Any product' }, ...namedOptions(productList)]}
               onValue={(productId) => setDraft({ ...draft, productId })}
             />
             <div class="actions">
@@ -127,8 +121,7 @@ function AppLicenses({ appId }: { appId: string }) {
                 class="secondary"
                 onClick={() => {
                   setDraft(NO_SEARCH);
-                  setSearch(NO_SEARCH);
-                  setOffset(0);
+                  licenses.filterBy(NO_SEARCH);
                 }}
               >
                 Clear search
@@ -146,53 +139,41 @@ function AppLicenses({ appId }: { appId: string }) {
                     : 'No licenses yet.'
                   : `${page.total} ${page.total === 1 ? 'license' : 'licenses'}${searching ? ' found' : ''}.`}
               </p>
-              {page.licenses.length > 0 && (
-                <table>
-                  <caption class="visually-hidden">Licenses</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Key</th>
-                      <th scope="col">E-mail</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Product</th>
-                      <th scope="col">Expires</th>
-                      <th scope="col">Devices</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.licenses.map((license) => (
-                      <tr key={license.id}>
-                        <th scope="row">
-                          <a class="mono" href={href(`/apps/${appId}/licenses/${license.id}`)}>
-                            {license.key}
-                          </a>
-                        </th>
-                        <td>{license.email ?? '—'}</td>
-                        <td>
-                          <StatusBadge status={license.status} />
-                        </td>
-                        <td>{productName(license.productId)}</td>
-                        <td>{license.expiresAt ? formatDate(license.expiresAt) : 'Never'}</td>
-                        <td>
-                          {license.deviceCount}
-                          {license.maxDevices !== null ? ` of ${license.maxDevices}` : ''}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-              <Pager
-                label="Licenses"
-                total={page.total}
-                limit={page.limit}
-                offset={page.offset}
-                onOffset={setOffset}
+              <ListTable
+                caption="Licenses"
+                rows={page.licenses}
+                columns={[
+                  {
+                    title: 'Key',
+                    cell: (license) => (
+                      <a class="mono" href={href(`/apps/${appId}/licenses/${license.id}`)}>
+                        {license.key}
+                      </a>
+                    ),
+                  },
+                  { title: 'E-mail', cell: (license) => license.email ?? '—' },
+                  { title: 'Status', cell: (license) => <StatusBadge status={license.status} /> },
+                  { title: 'Product', cell: (license) => productName(license.productId) },
+                  {
+                    title: 'Expires',
+                    cell: (license) => (license.expiresAt ? formatDate(license.expiresAt) : 'Never'),
+                  },
+                  {
+                    title: 'Devices',
+                    cell: (license) => (
+                      <>
+                        {license.deviceCount}
+                        {license.maxDevices !== null ? ` of ${license.maxDevices}` : ''}
+                      </>
+                    ),
+                  },
+                ]}
               />
+              <Pager label="Licenses" page={page} onOffset={licenses.setOffset} />
             </>
           )}
         </Loading>
-      </section>
+      </Section>
       <IssueLicense appId={appId} products={productList} onIssued={licenses.reload} />
     </>
   );
@@ -241,8 +222,7 @@ function IssueLicense({
     });
 
   return (
-    <section aria-labelledby="issue-license">
-      <h2 id="issue-license">Issue a license</h2>
+    <Section title="Issue a license">
       <Form label="Issue a license" onSubmit={submit}>
         <div class="row">
           <TextField
@@ -257,35 +237,19 @@ function IssueLicense({
             label="Product"
             name="productId"
             value={productId}
-            options={[
-              { value: '', label: 'No product' },
-              ...products.map((p) => ({ value: p.id, label: p.name })),
-            ]}
+            options={[{ value: '', label: 'No product' }, ...namedOptions(products)]}
             onValue={setProductId}
             error={action.error}
           />
         </div>
-        <div class="row">
-          <TextField
-            label="Expires on"
-            name="expiresAt"
-            type="date"
-            hint="Works until the end of this day (UTC). Empty: never expires."
-            value={expires}
-            onValue={setExpires}
-            error={action.error}
-          />
-          <TextField
-            label="Maximum devices"
-            name="maxDevices"
-            type="number"
-            min={1}
-            hint="Empty: no limit."
-            value={maxDevices}
-            onValue={setMaxDevices}
-            error={action.error}
-          />
-        </div>
+        <LicenseLimits
+          expires={expires}
+          onExpires={setExpires}
+          expiresHint="Works until the end of this day (UTC). Empty: never expires."
+          maxDevices={maxDevices}
+          onMaxDevices={setMaxDevices}
+          error={action.error}
+        />
         <div class="row">
           <TextField
             label="Plan"
@@ -311,10 +275,7 @@ function IssueLicense({
           value={extra}
           onValue={setExtra}
         />
-        <FormError error={action.error} />
-        <button type="submit" class="primary" disabled={action.busy}>
-          Issue license
-        </button>
+        <Submit action={action}>Issue license</Submit>
       </Form>
       {issued && (
         <section class="notice" aria-label="Issued license">
@@ -325,7 +286,49 @@ function IssueLicense({
           </p>
         </section>
       )}
-    </section>
+    </Section>
+  );
+}
+
+/** How long and on how many devices a license works: set when it is issued, changed later. */
+export function LicenseLimits({
+  expires,
+  onExpires,
+  expiresHint,
+  maxDevices,
+  onMaxDevices,
+  error,
+}: {
+  /** A date input's value. */
+  expires: string;
+  onExpires(value: string): void;
+  expiresHint: string;
+  maxDevices: string;
+  onMaxDevices(value: string): void;
+  error: ApiError | null;
+}) {
+  return (
+    <div class="row">
+      <TextField
+        label="Expires on"
+        name="expiresAt"
+        type="date"
+        hint={expiresHint}
+        value={expires}
+        onValue={onExpires}
+        error={error}
+      />
+      <TextField
+        label="Maximum devices"
+        name="maxDevices"
+        type="number"
+        min={1}
+        hint="Empty: no limit."
+        value={maxDevices}
+        onValue={onMaxDevices}
+        error={error}
+      />
+    </div>
   );
 }
 

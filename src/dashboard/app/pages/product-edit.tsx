@@ -2,8 +2,19 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton, SecretValue } from '../components/copy';
 import { useConfirm } from '../components/dialog';
-import { Checkbox, Form, FormError, SelectField, TextArea, TextField } from '../components/form';
-import { Loading, Page, StatusBadge } from '../components/page';
+import {
+  ActionButton,
+  Checkbox,
+  Form,
+  FormError,
+  namedOptions,
+  optionsOf,
+  SelectField,
+  Submit,
+  TextArea,
+  TextField,
+} from '../components/form';
+import { Facts, Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
 import { formatDateTime, words } from '../format';
@@ -170,8 +181,7 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
 
   const error = save.error;
   return (
-    <section aria-labelledby="product-form">
-      <h2 id="product-form">{product ? 'Details' : 'Describe the product'}</h2>
+    <Section title={product ? 'Details' : 'Describe the product'}>
       <Form label={product ? 'Product details' : 'New product'} onSubmit={submit}>
         <fieldset>
           <legend>What you sell</legend>
@@ -188,7 +198,7 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
             name="appId"
             hint="Licenses bought through this product are issued for this app."
             value={draft.appId}
-            options={apps.map((app) => ({ value: app.id, label: app.name }))}
+            options={namedOptions(apps)}
             onValue={(v) => set('appId', v)}
             error={error}
           />
@@ -237,7 +247,7 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
               label="Product type"
               name="productType"
               value={draft.productType}
-              options={PRODUCT_TYPES.map((t) => ({ value: t, label: words(t) }))}
+              options={optionsOf(PRODUCT_TYPES, words)}
               onValue={(v) => set('productType', v)}
               error={error}
             />
@@ -245,7 +255,7 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
               label="Billing"
               name="billingType"
               value={draft.billingType}
-              options={BILLING_TYPES.map((t) => ({ value: t, label: words(t) }))}
+              options={optionsOf(BILLING_TYPES, words)}
               onValue={(v) => set('billingType', v)}
               error={error}
             />
@@ -313,12 +323,9 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
             error={error}
           />
         </fieldset>
-        <FormError error={error} />
-        <button type="submit" class="primary" disabled={save.busy}>
-          {product ? 'Save product' : 'Create product'}
-        </button>
+        <Submit action={save}>{product ? 'Save product' : 'Create product'}</Submit>
       </Form>
-    </section>
+    </Section>
   );
 }
 
@@ -367,44 +374,42 @@ function ProductTools({ product, onChanged }: { product: Product; onChanged(): v
   };
 
   return (
-    <section aria-labelledby="product-tools">
-      <h2 id="product-tools">Selling</h2>
-      <dl class="facts">
-        <dt>State</dt>
-        <dd>
-          <StatusBadge status={product.active ? 'active' : 'inactive'} />{' '}
-          <button
-            type="button"
-            class="secondary"
-            disabled={action.busy}
-            onClick={() => setActive(!product.active)}
-          >
-            {product.active ? 'Deactivate' : 'Activate'}
-          </button>
-        </dd>
-        <dt>Checkout link</dt>
-        <dd>
-          <a href={product.checkoutUrl} rel="noreferrer" target="_blank">
-            {product.checkoutUrl}
-          </a>{' '}
-          <CopyButton text={product.checkoutUrl} label="Copy checkout link" what="Checkout link" />
-        </dd>
-        <dt>Callback secret</dt>
-        <dd>
-          <SecretValue value={product.callbackSecret} what="Callback secret" />{' '}
-          <button type="button" class="danger" disabled={action.busy} onClick={rotate}>
-            Rotate secret
-          </button>
-          <span class="hint">Signs redirects and merchant webhooks. Keep it on your servers.</span>
-        </dd>
-        <dt>Updated</dt>
-        <dd>{formatDateTime(product.updatedAt)}</dd>
-      </dl>
+    <Section title="Selling">
+      <Facts
+        facts={{
+          State: (
+            <>
+              <StatusBadge status={product.active ? 'active' : 'inactive'} />{' '}
+              <ActionButton action={action} onClick={() => setActive(!product.active)}>
+                {product.active ? 'Deactivate' : 'Activate'}
+              </ActionButton>
+            </>
+          ),
+          'Checkout link': (
+            <>
+              <a href={product.checkoutUrl} rel="noreferrer" target="_blank">
+                {product.checkoutUrl}
+              </a>{' '}
+              <CopyButton text={product.checkoutUrl} label="Copy checkout link" what="Checkout link" />
+            </>
+          ),
+          'Callback secret': (
+            <>
+              <SecretValue value={product.callbackSecret} what="Callback secret" />{' '}
+              <ActionButton action={action} kind="danger" onClick={rotate}>
+                Rotate secret
+              </ActionButton>
+              <span class="hint">Signs redirects and merchant webhooks. Keep it on your servers.</span>
+            </>
+          ),
+          Updated: formatDateTime(product.updatedAt),
+        }}
+      />
       <FormError error={action.error} />
-      <button type="button" class="danger" disabled={action.busy} onClick={remove}>
+      <ActionButton action={action} kind="danger" onClick={remove}>
         Delete product
-      </button>
+      </ActionButton>
       {confirmDialog}
-    </section>
+    </Section>
   );
 }

@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton } from '../components/copy';
 import { SelectField } from '../components/form';
-import { Loading, Page, Pager, StatusBadge } from '../components/page';
+import { ListTable, Pager, useOffsetList } from '../components/list';
+import { Loading, Page, StatusBadge } from '../components/page';
 import { useLoad } from '../components/use-api';
 import { formatMoney, words } from '../format';
 import { href } from '../router';
@@ -15,12 +15,9 @@ const SHOWN = [
 ];
 
 export function ProductsPage() {
-  const [active, setActive] = useState('');
-  const [offset, setOffset] = useState(0);
-  const products = useLoad(
-    () => api.get<OffsetPage<'products', Product>>('/products', { active, offset }),
-    `${active}:${offset}`,
-  );
+  const products = useOffsetList<OffsetPage<'products', Product>, { active: string }>('/products', {
+    active: '',
+  });
   const apps = useLoad(() => api.get<OffsetPage<'apps', App>>('/apps', { limit: 100 }), 'apps');
   const appName = (id: string) => apps.data?.apps.find((app) => app.id === id)?.name ?? '';
   return (
@@ -36,70 +33,55 @@ export function ProductsPage() {
         <SelectField
           label="Show"
           name="active"
-          value={active}
+          value={products.filter.active}
           options={SHOWN}
-          onValue={(value) => {
-            setActive(value);
-            setOffset(0);
-          }}
+          onValue={(active) => products.filterBy({ active })}
         />
       </div>
       <Loading state={products}>
-        {(page) =>
-          page.products.length === 0 ? (
-            <p>
-              No products yet. <a href={href('/products/new')}>Create one</a> to sell licenses of an app.
-            </p>
-          ) : (
-            <>
-              <table>
-                <caption class="visually-hidden">Products</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">App</th>
-                    <th scope="col">Price</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Checkout link</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.products.map((product) => (
-                    <tr key={product.id}>
-                      <th scope="row">
-                        <a href={href(`/products/${product.id}`)}>{product.name}</a>
-                      </th>
-                      <td>{appName(product.appId)}</td>
-                      <td>
-                        {formatMoney(product.price, product.currency)}
-                        {product.interval ? ` / ${product.interval}` : ''}
-                      </td>
-                      <td>{words(product.productType)}</td>
-                      <td>
-                        <StatusBadge status={product.active ? 'active' : 'inactive'} />
-                      </td>
-                      <td>
-                        <CopyButton
-                          text={product.checkoutUrl}
-                          label={`Copy checkout link of ${product.name}`}
-                          what="Checkout link"
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                label="Products"
-                total={page.total}
-                limit={page.limit}
-                offset={page.offset}
-                onOffset={setOffset}
-              />
-            </>
-          )
-        }
+        {(page) => (
+          <ListTable
+            caption="Products"
+            rows={page.products}
+            empty={
+              <p>
+                No products yet. <a href={href('/products/new')}>Create one</a> to sell licenses of an app.
+              </p>
+            }
+            columns={[
+              {
+                title: 'Name',
+                cell: (product) => <a href={href(`/products/${product.id}`)}>{product.name}</a>,
+              },
+              { title: 'App', cell: (product) => appName(product.appId) },
+              {
+                title: 'Price',
+                cell: (product) => (
+                  <>
+                    {formatMoney(product.price, product.currency)}
+                    {product.interval ? ` / ${product.interval}` : ''}
+                  </>
+                ),
+              },
+              { title: 'Type', cell: (product) => words(product.productType) },
+              {
+                title: 'State',
+                cell: (product) => <StatusBadge status={product.active ? 'active' : 'inactive'} />,
+              },
+              {
+                title: 'Checkout link',
+                cell: (product) => (
+                  <CopyButton
+                    text={product.checkoutUrl}
+                    label={`Copy checkout link of ${product.name}`}
+                    what="Checkout link"
+                  />
+                ),
+              },
+            ]}
+            pager={<Pager label="Products" page={page} onOffset={products.setOffset} />}
+          />
+        )}
       </Loading>
     </Page>
   );

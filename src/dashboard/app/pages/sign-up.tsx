@@ -1,23 +1,22 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Form, FormError, TextField } from '../components/form';
+import { Form, Submit, TextField } from '../components/form';
 import { Page } from '../components/page';
 import { useAction } from '../components/use-api';
 import { href } from '../router';
 import type { SignedIn } from '../session-context';
 import type { Session } from '../types';
+import { CredentialFields, NO_CREDENTIALS } from './sign-in';
 
 export function SignUpPage({ onSignedIn }: { onSignedIn: SignedIn }) {
   const [name, setName] = useState('');
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
+  const [credentials, setCredentials] = useState(NO_CREDENTIALS);
   const action = useAction();
   const submit = () =>
     action.run(async () =>
       onSignedIn(
         await api.post<Session>('/auth/register', {
-          email,
-          password,
+          ...credentials,
           ...(name.trim() ? { name: name.trim() } : {}),
         }),
       ),
@@ -33,31 +32,8 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: SignedIn }) {
           onValue={setName}
           error={action.error}
         />
-        <TextField
-          label="E-mail"
-          name="email"
-          type="email"
-          autoComplete="email"
-          required
-          value={email}
-          onValue={setEmail}
-          error={action.error}
-        />
-        <TextField
-          label="Password"
-          name="password"
-          type="password"
-          autoComplete="new-password"
-          required
-          hint="At least 8 characters."
-          value={password}
-          onValue={setPassword}
-          error={action.error}
-        />
-        <FormError error={action.error} />
-        <button type="submit" class="primary" disabled={action.busy}>
-          Create account
-        </button>
+        <CredentialFields value={credentials} onValue={setCredentials} error={action.error} newAccount />
+        <Submit action={action}>Create account</Submit>
       </Form>
       <p>
         Already have an account? <a href={href('/sign-in')}>Sign in</a>

@@ -1,20 +1,18 @@
-import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { useConfirm } from '../components/dialog';
-import { FormError, SelectField } from '../components/form';
-import { Loading, Page, Pager, StatusBadge } from '../components/page';
+import { ActionButton, FormError, StatusSelect } from '../components/form';
+import { ListTable, Pager, useOffsetList } from '../components/list';
+import { Loading, Page, StatusBadge } from '../components/page';
 import { useProducts } from '../components/product-names';
 import { useAnnounce } from '../components/status';
-import { useAction, useLoad } from '../components/use-api';
+import { useAction } from '../components/use-api';
 import { formatDate, formatDateTime } from '../format';
 import type { OffsetPage, Subscription } from '../types';
 
 export function SubscriptionsPage() {
-  const [status, setStatus] = useState('');
-  const [offset, setOffset] = useState(0);
-  const subscriptions = useLoad(
-    () => api.get<OffsetPage<'subscriptions', Subscription>>('/subscriptions', { status, offset }),
-    `${status}:${offset}`,
+  const subscriptions = useOffsetList<OffsetPage<'subscriptions', Subscription>, { status: string }>(
+    '/subscriptions',
+    { status: '' },
   );
   const products = useProducts();
   const action = useAction();
@@ -35,79 +33,44 @@ export function SubscriptionsPage() {
   return (
     <Page title="Subscriptions">
       <div class="filters">
-        <SelectField
-          label="Status"
-          name="status"
-          value={status}
-          options={[
-            { value: '', label: 'Any status' },
-            { value: 'active', label: 'active' },
-            { value: 'canceled', label: 'canceled' },
-          ]}
-          onValue={(value) => {
-            setStatus(value);
-            setOffset(0);
-          }}
+        <StatusSelect
+          statuses={['active', 'canceled']}
+          value={subscriptions.filter.status}
+          onValue={(status) => subscriptions.filterBy({ status })}
         />
       </div>
       <FormError error={action.error} />
       <Loading state={subscriptions}>
-        {(page) =>
-          page.subscriptions.length === 0 ? (
-            <p>No subscriptions yet. Buyers of recurring products appear here.</p>
-          ) : (
-            <>
-              <table>
-                <caption class="visually-hidden">Subscriptions</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Subscriber</th>
-                    <th scope="col">Product</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Current period ends</th>
-                    <th scope="col">Started</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.subscriptions.map((s) => (
-                    <tr key={s.id}>
-                      <th scope="row">{s.email}</th>
-                      <td>{products.name(s.productId)}</td>
-                      <td>
-                        <StatusBadge status={s.status} />
-                        {s.canceledAt ? ` ${formatDateTime(s.canceledAt)}` : ''}
-                      </td>
-                      <td>{formatDate(s.currentPeriodEnd)}</td>
-                      <td>{formatDate(s.createdAt)}</td>
-                      <td>
-                        {s.status === 'active' && (
-                          <button
-                            type="button"
-                            class="danger"
-                            disabled={action.busy}
-                            onClick={() => cancel(s)}
-                          >
-                            Cancel <span class="visually-hidden">subscription of {s.email}</span>
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                label="Subscriptions"
-                total={page.total}
-                limit={page.limit}
-                offset={page.offset}
-                onOffset={setOffset}
-              />
-            </>
-          )
-        }
+        {(page) => (
+          <ListTable
+            caption="Subscriptions"
+            rows={page.subscriptions}
+            empty={<p>No subscriptions yet. Buyers of recurring products appear here.</p>}
+            columns={[
+              { title: 'Subscriber', cell: (s) => s.email },
+              { title: 'Product', cell: (s) => products.name(s.productId) },
+              {
+                title: 'Status',
+                cell: (s) => (
+                  <>
+                    <StatusBadge status={s.status} />
+                    {s.canceledAt ? ` ${formatDateTime(s.canceledAt)}` : ''}
+                  </>
+                ),
+              },
+              { title: 'Current period ends', cell: (s) => formatDate(s.currentPeriodEnd) },
+              { title: 'Started', cell: (s) => formatDate(s.createdAt) },
+            ]}
+            actions={(s) =>
+              s.status === 'active' && (
+                <ActionButton action={action} kind="danger" onClick={() => cancel(s)}>
+                  Cancel <span class="visually-hidden">subscription of {s.email}</span>
+                </ActionButton>
+              )
+            }
+            pager={<Pager label="Subscriptions" page={page} onOffset={subscriptions.setOffset} />}
+          />
+        )}
       </Loading>
       {confirmDialog}
     </Page>

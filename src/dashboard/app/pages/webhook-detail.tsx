@@ -1,22 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { CopyButton } from '../components/copy';
-import { Dialog, useConfirm } from '../components/dialog';
-import { EventsField } from '../components/events-field';
-import { Form, FormError, TextField } from '../components/form';
-import { Loading, Page, StatusBadge } from '../components/page';
+import { SecretOnce, useConfirm } from '../components/dialog';
+import { ActionButton, Form, FormError, Submit } from '../components/form';
+import { ListTable, NumberedPager } from '../components/list';
+import { Facts, Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
+import { type Endpoint, EndpointFields } from '../components/webhook-fields';
 import { formatDateTime } from '../format';
 import { href, navigate } from '../router';
-import type { DeliveryLog, SendOutcome, Webhook } from '../types';
-
-interface LogPage {
-  logs: DeliveryLog[];
-  total: number;
-  page: number;
-  limit: number;
-}
+import type { DeliveryLog, NumberedPage, SendOutcome, Webhook } from '../types';
 
 function outcomeText(what: string, outcome: SendOutcome): string {
   if (outcome.success) return `${what}: delivered, the endpoint answered ${outcome.statusCode}`;
@@ -95,74 +88,55 @@ function WebhookFacts({ webhook, onChanged }: { webhook: Webhook; onChanged(): v
   };
 
   return (
-    <section aria-labelledby="webhook-facts">
-      <h2 id="webhook-facts">Endpoint</h2>
-      <dl class="facts">
-        <dt>URL</dt>
-        <dd>
-          <code>{webhook.url}</code>
-        </dd>
-        <dt>Events</dt>
-        <dd>{webhook.events.join(', ')}</dd>
-        <dt>State</dt>
-        <dd>
-          <StatusBadge status={webhook.status} />
-          {webhook.disabledReason ? ` ${webhook.disabledReason}` : ''}
-          {webhook.consecutiveFailures > 0 ? ` (${webhook.consecutiveFailures} failures in a row)` : ''}
-        </dd>
-        <dt>Last success</dt>
-        <dd>{formatDateTime(webhook.lastSuccessAt)}</dd>
-        <dt>Last failure</dt>
-        <dd>{formatDateTime(webhook.lastFailureAt)}</dd>
-      </dl>
+    <Section title="Endpoint">
+      <Facts
+        facts={{
+          URL: <code>{webhook.url}</code>,
+          Events: webhook.events.join(', '),
+          State: (
+            <>
+              <StatusBadge status={webhook.status} />
+              {webhook.disabledReason ? ` ${webhook.disabledReason}` : ''}
+              {webhook.consecutiveFailures > 0 ? ` (${webhook.consecutiveFailures} failures in a row)` : ''}
+            </>
+          ),
+          'Last success': formatDateTime(webhook.lastSuccessAt),
+          'Last failure': formatDateTime(webhook.lastFailureAt),
+        }}
+      />
       <div class="actions">
-        <button type="button" class="primary" disabled={action.busy} onClick={sendTest}>
+        <ActionButton action={action} kind="primary" onClick={sendTest}>
           Send test event
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={action.busy}
-          onClick={() => setEnabled(!webhook.enabled)}
-        >
+        </ActionButton>
+        <ActionButton action={action} onClick={() => setEnabled(!webhook.enabled)}>
           {webhook.enabled ? 'Disable' : 'Enable'}
-        </button>
-        <button type="button" class="secondary" disabled={action.busy} onClick={rotate}>
+        </ActionButton>
+        <ActionButton action={action} onClick={rotate}>
           Rotate secret
-        </button>
-        <button type="button" class="danger" disabled={action.busy} onClick={remove}>
+        </ActionButton>
+        <ActionButton action={action} kind="danger" onClick={remove}>
           Delete webhook
-        </button>
+        </ActionButton>
       </div>
       <FormError error={action.error} />
       {confirmDialog}
-      <Dialog open={secret !== null} title="New signing secret" onClose={() => setSecret(null)}>
-        {secret && (
-          <>
-            <p>
-              <strong>Copy the secret now: you will not see it again.</strong>
-            </p>
-            <div class="field">
-              <label for="rotated-webhook-secret">Signing secret</label>
-              <input id="rotated-webhook-secret" readOnly value={secret} class="mono" />
-            </div>
-            <div class="actions">
-              <CopyButton text={secret} label="Copy secret" what="Signing secret" />
-              <button type="button" class="primary" onClick={() => setSecret(null)}>
-                Done
-              </button>
-            </div>
-          </>
-        )}
-      </Dialog>
-    </section>
+      <SecretOnce
+        secret={secret}
+        title="New signing secret"
+        warning="Copy the secret now: you will not see it again."
+        label="Signing secret"
+        what="Signing secret"
+        copyLabel="Copy secret"
+        onDone={() => setSecret(null)}
+      />
+    </Section>
   );
 }
 
 function DeliveryLogs({ id, version, onSent }: { id: string; version: number; onSent(): void }) {
   const [pageNumber, setPageNumber] = useState(1);
   const logs = useLoad(
-    () => api.get<LogPage>(`/webhooks/${id}/logs`, { page: pageNumber }),
+    () => api.get<NumberedPage<'logs', DeliveryLog>>(`/webhooks/${id}/logs`, { page: pageNumber }),
     `${id}:${pageNumber}:${version}`,
   );
   const action = useAction();
@@ -174,138 +148,87 @@ function DeliveryLogs({ id, version, onSent }: { id: string; version: number; on
       onSent();
     });
   return (
-    <section aria-labelledby="delivery-log">
-      <h2 id="delivery-log">Delivery log</h2>
+    <Section title="Delivery log">
       <Loading state={logs}>
-        {(page) =>
-          page.logs.length === 0 ? (
-            <p>Nothing delivered yet. Send a test event to try the endpoint.</p>
-          ) : (
-            <>
-              <table>
-                <caption class="visually-hidden">Delivery attempts, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Sent</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Trigger</th>
-                    <th scope="col">Result</th>
-                    <th scope="col">Status code</th>
-                    <th scope="col">Time</th>
-                    <th scope="col">Response</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.logs.map((log) => (
-                    <tr key={log.id}>
-                      <th scope="row">{formatDateTime(log.createdAt)}</th>
-                      <td>
-                        {log.eventType}
-                        {log.attempt > 1 ? ` (attempt ${log.attempt})` : ''}
-                      </td>
-                      <td>{log.trigger}</td>
-                      <td>
-                        <StatusBadge status={log.success ? 'success' : 'failed'} />
-                      </td>
-                      <td>{log.statusCode > 0 ? log.statusCode : '—'}</td>
-                      <td>{log.durationMs} ms</td>
-                      <td>
-                        {log.error && <span class="field-problem">{log.error}</span>}
-                        {log.responseBody ? (
-                          <details>
-                            <summary>Response body</summary>
-                            <pre>{log.responseBody}</pre>
-                          </details>
-                        ) : (
-                          !log.error && <span class="muted">empty</span>
-                        )}
-                      </td>
-                      <td>
-                        <button
-                          type="button"
-                          class="secondary"
-                          disabled={action.busy}
-                          onClick={() => redeliver(log)}
-                        >
-                          Redeliver{' '}
-                          <span class="visually-hidden">
-                            {log.eventType} sent {formatDateTime(log.createdAt)}
-                          </span>
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {page.total > page.limit && (
-                <nav class="pager" aria-label="Delivery log pages">
-                  <button
-                    type="button"
-                    class="secondary"
-                    disabled={page.page <= 1}
-                    onClick={() => setPageNumber(page.page - 1)}
-                  >
-                    Newer
-                  </button>
-                  <span>
-                    Page {page.page} of {Math.ceil(page.total / page.limit)}
-                  </span>
-                  <button
-                    type="button"
-                    class="secondary"
-                    disabled={page.page * page.limit >= page.total}
-                    onClick={() => setPageNumber(page.page + 1)}
-                  >
-                    Older
-                  </button>
-                </nav>
-              )}
-            </>
-          )
-        }
+        {(page) => (
+          <ListTable
+            caption="Delivery attempts, newest first"
+            rows={page.logs}
+            empty={<p>Nothing delivered yet. Send a test event to try the endpoint.</p>}
+            columns={[
+              { title: 'Sent', cell: (log) => formatDateTime(log.createdAt) },
+              {
+                title: 'Event',
+                cell: (log) => (
+                  <>
+                    {log.eventType}
+                    {log.attempt > 1 ? ` (attempt ${log.attempt})` : ''}
+                  </>
+                ),
+              },
+              { title: 'Trigger', cell: (log) => log.trigger },
+              { title: 'Result', cell: (log) => <StatusBadge status={log.success ? 'success' : 'failed'} /> },
+              { title: 'Status code', cell: (log) => (log.statusCode > 0 ? log.statusCode : '—') },
+              { title: 'Time', cell: (log) => `${log.durationMs} ms` },
+              {
+                title: 'Response',
+                cell: (log) => (
+                  <>
+                    {log.error && <span class="field-problem">{log.error}</span>}
+                    {log.responseBody ? (
+                      <details>
+                        <summary>Response body</summary>
+                        <pre>{log.responseBody}</pre>
+                      </details>
+                    ) : (
+                      !log.error && <span class="muted">empty</span>
+                    )}
+                  </>
+                ),
+              },
+            ]}
+            actions={(log) => (
+              <ActionButton action={action} onClick={() => redeliver(log)}>
+                Redeliver{' '}
+                <span class="visually-hidden">
+                  {log.eventType} sent {formatDateTime(log.createdAt)}
+                </span>
+              </ActionButton>
+            )}
+            pager={
+              <NumberedPager
+                label="Delivery log"
+                page={page}
+                onPage={setPageNumber}
+                previous="Newer"
+                next="Older"
+              />
+            }
+          />
+        )}
       </Loading>
       <FormError error={action.error} />
-    </section>
+    </Section>
   );
 }
 
 function EditWebhook({ webhook, onSaved }: { webhook: Webhook; onSaved(): void }) {
-  const [url, setUrl] = useState(webhook.url);
-  const [events, setEvents] = useState(webhook.events);
-  useEffect(() => {
-    setUrl(webhook.url);
-    setEvents(webhook.events);
-  }, [webhook]);
+  const [endpoint, setEndpoint] = useState<Endpoint>({ url: webhook.url, events: webhook.events });
+  useEffect(() => setEndpoint({ url: webhook.url, events: webhook.events }), [webhook]);
   const action = useAction();
   const announce = useAnnounce();
   const submit = () =>
     action.run(async () => {
-      await api.put<Webhook>(`/webhooks/${webhook.id}`, { url, events });
+      await api.put<Webhook>(`/webhooks/${webhook.id}`, endpoint);
       announce('Webhook saved');
       onSaved();
     });
   return (
-    <section aria-labelledby="edit-webhook">
-      <h2 id="edit-webhook">Change the webhook</h2>
+    <Section title="Change the webhook">
       <Form label="Change the webhook" onSubmit={submit}>
-        <TextField
-          label="Endpoint URL"
-          name="url"
-          type="url"
-          required
-          value={url}
-          onValue={setUrl}
-          error={action.error}
-        />
-        <EventsField events={events} onEvents={setEvents} error={action.error} />
-        <FormError error={action.error} />
-        <button type="submit" class="primary" disabled={action.busy}>
-          Save webhook
-        </button>
+        <EndpointFields value={endpoint} onValue={setEndpoint} error={action.error} />
+        <Submit action={action}>Save webhook</Submit>
       </Form>
-    </section>
+    </Section>
   );
 }

@@ -126,6 +126,11 @@ describe('the API reference documents', () => {
         const name = `${host} ${key}`;
         assert.ok(operation.summary?.trim(), `${name} has no summary`);
         assert.ok(operation.tags?.length, `${name} has no tag`);
+        for (const tag of operation.tags)
+          assert.ok(
+            doc.tags.find((entry: Json) => entry.name === tag)?.description,
+            `${name}: tag ${tag} has no description`,
+          );
         assert.ok(operation.operationId, `${name} has no operationId`);
         const statuses = Object.keys(operation.responses);
         assert.ok(

@@ -58,8 +58,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   orders: 'Orders of the seller’s products.',
   disputes: 'Chargebacks reported by the card partner.',
   subscriptions: 'Recurring purchases and their renewals.',
+  analytics: 'Platform-wide figures and time series (ADMIN role).',
   checkout: 'Hosted checkout pages and the checkout API for sellers’ backends.',
   reference: 'This reference: the OpenAPI document and its readable page.',
+  dashboard: 'The sellers’ web dashboard: one page and its assets, calling this API.',
 };
 
 const STATUS_TEXT: Record<string, string> = {

@@ -1,9 +1,40 @@
 import type { ApiError } from '../api';
 import { EVENT_TYPES } from '../types';
-import { Checkbox, fieldProblem } from './form';
+import { Checkbox, fieldProblem, TextField } from './form';
+
+/** Where a webhook posts and what it hears about, as a new webhook's and a changed one's form has them. */
+export interface Endpoint {
+  url: string;
+  events: string[];
+}
+
+export function EndpointFields({
+  value,
+  onValue,
+  error,
+}: {
+  value: Endpoint;
+  onValue(value: Endpoint): void;
+  error: ApiError | null;
+}) {
+  return (
+    <>
+      <TextField
+        label="Endpoint URL"
+        name="url"
+        type="url"
+        required
+        value={value.url}
+        onValue={(url) => onValue({ ...value, url })}
+        error={error}
+      />
+      <EventsField events={value.events} onEvents={(events) => onValue({ ...value, events })} error={error} />
+    </>
+  );
+}
 
 /** The event kinds a webhook subscribes to, as a group of checkboxes. */
-export function EventsField({
+function EventsField({
   events,
   onEvents,
   error,

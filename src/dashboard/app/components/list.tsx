@@ -1,0 +1,169 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, type Query } from '../api';
+import { useLoad } from './use-api';
+
+export interface Column<T> {
+  title: string;
+  cell(row: T): ComponentChildren;
+}
+
+const idOf = (row: unknown) => (row as { id: string }).id;
+
+/**
+ * A list as a table: the first column heads each row, and `actions` (a row's buttons) come last
+ * under a heading only screen readers read. Without rows, `empty` stands instead, with no pager.
+ */
+export function ListTable<T>({
+  caption,
+  rows,
+  columns,
+  rowKey = idOf,
+  actions,
+  empty,
+  pager,
+}: {
+  caption: string;
+  rows: readonly T[];
+  columns: readonly Column<T>[];
+  /** The row's `id` when absent. */
+  rowKey?(row: T): string;
+  actions?(row: T): ComponentChildren;
+  empty?: ComponentChildren;
+  pager?: ComponentChildren;
+}) {
+  if (rows.length === 0) return <>{empty}</>;
+  const [head, ...rest] = columns;
+  return (
+    <>
+      <table>
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column.title} scope="col">
+                {column.title}
+              </th>
+            ))}
+            {actions && (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={rowKey(row)}>
+              {head && <th scope="row">{head.cell(row)}</th>}
+              {rest.map((column) => (
+                <td key={column.title}>{column.cell(row)}</td>
+              ))}
+              {actions && <td>{actions(row)}</td>}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {pager}
+    </>
+  );
+}
+
+interface Step {
+  label: string;
+  disabled: boolean;
+  go(): void;
+}
+
+function PagerNav({
+  label,
+  previous,
+  next,
+  children,
+}: {
+  label: string;
+  previous: Step;
+  next: Step;
+  children: ComponentChildren;
+}) {
+  const button = (step: Step) => (
+    <button type="button" class="secondary" disabled={step.disabled} onClick={() => step.go()}>
+      {step.label}
+    </button>
+  );
+  return (
+    <nav class="pager" aria-label={`${label} pages`}>
+      {button(previous)}
+      <span>{children}</span>
+      {button(next)}
+    </nav>
+  );
+}
+
+/** Previous and next for an offset-paginated list. */
+export function Pager({
+  label,
+  page: { total, limit, offset },
+  onOffset,
+}: {
+  label: string;
+  page: { total: number; limit: number; offset: number };
+  onOffset(offset: number): void;
+}) {
+  if (total <= limit && offset === 0) return null;
+  const last = Math.min(offset + limit, total);
+  return (
+    <PagerNav
+      label={label}
+      previous={{
+        label: 'Previous',
+        disabled: offset === 0,
+        go: () => onOffset(Math.max(0, offset - limit)),
+      }}
+      next={{ label: 'Next', disabled: last >= total, go: () => onOffset(offset + limit) }}
+    >
+      {total === 0 ? 0 : offset + 1}–{last} of {total}
+    </PagerNav>
+  );
+}
+
+/** Back and forth for a list numbered in pages from 1; `previous` and `next` name the ways. */
+export function NumberedPager({
+  label,
+  page: { total, limit, page },
+  onPage,
+  previous = 'Previous',
+  next = 'Next',
+}: {
+  label: string;
+  page: { total: number; limit: number; page: number };
+  onPage(page: number): void;
+  previous?: string;
+  next?: string;
+}) {
+  if (total <= limit) return null;
+  return (
+    <PagerNav
+      label={label}
+      previous={{ label: previous, disabled: page <= 1, go: () => onPage(page - 1) }}
+      next={{ label: next, disabled: page * limit >= total, go: () => onPage(page + 1) }}
+    >
+      Page {page} of {Math.ceil(total / limit)}
+    </PagerNav>
+  );
+}
+
+/**
+ * An offset-paginated list read from `path` with a filter in its query. A new filter starts
+ * again from the first page, in the same render, so the list is read once.
+ */
+export function useOffsetList<P, F extends Query = Record<never, never>>(path: string, initial = {} as F) {
+  const [{ filter, offset }, setQuery] = useState({ filter: initial, offset: 0 });
+  const list = useLoad(() => api.get<P>(path, { ...filter, offset }), JSON.stringify([path, filter, offset]));
+  return {
+    ...list,
+    filter,
+    filterBy: (next: F) => setQuery({ filter: next, offset: 0 }),
+    setOffset: (next: number) => setQuery({ filter, offset: next }),
+  };
+}
