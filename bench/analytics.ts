@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { startTestServer } from '../src/testing/harness.js';
-import { measure, report } from './lib.js';
+import { AS_IN_PRODUCTION, measure, report } from './lib.js';
 
 /**
  * The admin analytics routes over a large platform: about a million licenses (BENCH_LICENSES),
@@ -11,7 +11,7 @@ import { measure, report } from './lib.js';
  */
 export async function analyticsRoutes(): Promise<string> {
   const licenses = Number(process.env.BENCH_LICENSES ?? 1_000_000);
-  const server = await startTestServer({ LOG_LEVEL: 'warn' }, { ownDatabase: true });
+  const server = await startTestServer({ ...AS_IN_PRODUCTION }, { ownDatabase: true });
   try {
     const started = process.hrtime.bigint();
     await seed(server.db, licenses);

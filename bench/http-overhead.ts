@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { startTestServer } from '../src/testing/harness.js';
-import { measure, report } from './lib.js';
+import { AS_IN_PRODUCTION, measure, report } from './lib.js';
 
 /**
  * What our HTTP stack and authentication cost per request, against a bare Fastify route
@@ -12,7 +12,7 @@ export async function httpOverhead(): Promise<string> {
   await bare.listen({ port: 0, host: '127.0.0.1' });
   const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/`;
 
-  const server = await startTestServer({ LOG_LEVEL: 'warn' });
+  const server = await startTestServer({ ...AS_IN_PRODUCTION });
   try {
     const api = server.api;
     const email = `bench-${Date.now()}@example.com`;

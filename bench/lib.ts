@@ -1,5 +1,11 @@
 import autocannon from 'autocannon';
 
+/**
+ * Settings that make a test server measure like a production node: quiet logs and no response
+ * contract check (tests enforce it; production leaves it off).
+ */
+export const AS_IN_PRODUCTION = { LOG_LEVEL: 'warn', RESPONSE_CONTRACT: 'off' } as const;
+
 /** One measured scenario: requests per second and latency, from a fixed-duration autocannon run. */
 export interface Measurement {
   name: string;

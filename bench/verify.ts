@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import Fastify from 'fastify';
 import { SignJWT } from 'jose';
 import { startTestServer } from '../src/testing/harness.js';
-import { measure, report } from './lib.js';
+import { AS_IN_PRODUCTION, measure, report } from './lib.js';
 
 /**
  * The verify hot path: with and without token issuance, and for a device already bound, beside
@@ -14,8 +14,8 @@ export async function verifyPath(): Promise<string> {
   await bare.listen({ port: 0, host: '127.0.0.1' });
   const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/`;
 
-  const withTokens = await startTestServer({ LOG_LEVEL: 'warn' });
-  const withoutTokens = await startTestServer({ LOG_LEVEL: 'warn', LICENSE_TOKENS: 'off' });
+  const withTokens = await startTestServer({ ...AS_IN_PRODUCTION });
+  const withoutTokens = await startTestServer({ ...AS_IN_PRODUCTION, LICENSE_TOKENS: 'off' });
   try {
     const keyOn = await setUp(withTokens);
     const keyOff = await setUp(withoutTokens);

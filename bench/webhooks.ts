@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { startTestServer } from '../src/testing/harness.js';
 import { startReceiver } from '../src/testing/receiver.js';
+import { AS_IN_PRODUCTION } from './lib.js';
 
 /**
  * Webhook delivery: how soon after a change commits its event reaches a local receiver, and how
@@ -9,7 +10,7 @@ import { startReceiver } from '../src/testing/receiver.js';
  */
 export async function webhookDelivery(): Promise<string> {
   const receiver = await startReceiver();
-  const server = await startTestServer({ LOG_LEVEL: 'warn', JOBS: 'on' });
+  const server = await startTestServer({ ...AS_IN_PRODUCTION, JOBS: 'on' });
   try {
     const api = server.api;
     const { token } = (

@@ -158,6 +158,14 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `/v1/webhooks/${o.webhookId}/deliveries/${o.deliveryId}/redeliver`,
   },
+  'core GET /v1/products/:id/merchant-webhook/logs': {
+    kind: 'resource',
+    path: (o) => `/v1/products/${o.productId}/merchant-webhook/logs`,
+  },
+  'core POST /v1/products/:id/merchant-webhook/deliveries/:deliveryId/redeliver': {
+    kind: 'resource',
+    path: (o) => `/v1/products/${o.productId}/merchant-webhook/deliveries/${o.deliveryId}/redeliver`,
+  },
   'core GET /v1/webhooks/:id/logs': { kind: 'resource', path: (o) => `/v1/webhooks/${o.webhookId}/logs` },
   'core POST /v1/stripe/create-payment-intent': { kind: 'public' },
   'core POST /v1/stripe/confirm-payment': { kind: 'public' },

@@ -28,10 +28,11 @@ let receiver: Receiver;
 before(async () => {
   // The checkout link must lead to the real checkout host, so its public address is its port.
   const payPort = await freePort();
-  server = await startTestServer({
-    PAY_PORT: String(payPort),
-    PAY_PUBLIC_URL: `http://127.0.0.1:${payPort}`,
-  });
+  // It runs the webhook delivery worker (merchant webhooks), so it owns its database.
+  server = await startTestServer(
+    { PAY_PORT: String(payPort), PAY_PUBLIC_URL: `http://127.0.0.1:${payPort}` },
+    { ownDatabase: true },
+  );
   browser = await launchBrowser();
   receiver = await startReceiver();
 });
@@ -308,6 +309,8 @@ describe('the seller dashboard in a browser', () => {
   test('orders, subscriptions and disputes show a sandbox purchase, and a subscription can be canceled', async (t) => {
     const seller = await signUp(server);
     const app = await createApp(server, seller.token, 'Shop App');
+    const merchantPath = `/merchant-${uniqueSuffix()}`;
+    const products: { id: string }[] = [];
     const buy = async (body: Record<string, unknown>, email: string) => {
       const product = (
         await server.api.post(
@@ -316,6 +319,7 @@ describe('the seller dashboard in a browser', () => {
           { token: seller.token },
         )
       ).expect(201).body;
+      products.push(product);
       const started = (
         await server.api.post('/stripe/create-payment-intent', { productId: product.id, email })
       ).expect(201).body;
@@ -335,6 +339,7 @@ describe('the seller dashboard in a browser', () => {
         billingType: 'recurring',
         interval: 'month',
         partnerPriceIdRecurring: 'price_monthly',
+        merchantWebhookUrl: `${receiver.url}${merchantPath}`,
       },
       'club@example.com',
     );
@@ -372,6 +377,27 @@ describe('the seller dashboard in a browser', () => {
     const listed = (await server.api.get('/subscriptions', { token: seller.token })).expect(200).body;
     assert.equal(listed.subscriptions[0].status, 'canceled');
     await screenshot(page, 'dashboard-subscriptions');
+
+    // The club's merchant webhook deliveries: the purchase and the cancel, with a redelivery.
+    await server.service.modules.deliveryWorker.runOnce();
+    const merchant = () => receiver.requests.filter((r) => r.path === merchantPath);
+    assert.deepEqual(
+      merchant()
+        .map((r) => r.json.type)
+        .sort(),
+      ['payment.succeeded', 'subscription.canceled', 'subscription.created'],
+    );
+    await page.goto(`${dashboardUrl()}#/products/${products[1]?.id}`);
+    await heading(page, 'Product: Lamp Club').waitFor();
+    const deliveries = page.getByRole('table', { name: /Delivery attempts/ });
+    const canceled = deliveries.getByRole('row', { name: /subscription\.canceled/ });
+    await canceled.waitFor();
+    assert.match((await canceled.textContent()) ?? '', /subscription\.canceled.*auto.*success.*200/);
+    await canceled.getByRole('button', { name: /Redeliver/ }).click();
+    await status(page).filter({ hasText: 'Redelivery: delivered, the endpoint answered 200' }).waitFor();
+    assert.equal(merchant().length, 4);
+    assert.equal(merchant()[3]?.json.type, 'subscription.canceled');
+    await screenshot(page, 'dashboard-merchant-deliveries');
 
     await menu(page, 'Disputes').click();
     await heading(page, 'Disputes').waitFor();

@@ -435,4 +435,94 @@ describe('merchant webhooks', () => {
     const list = (await server.api.get('/webhooks', { token: s.seller.token })).expect(200).body;
     assert.equal(list.total, 0, 'merchant endpoints are not core webhooks');
   });
+
+  test('the seller reads the product’s delivery log and redelivers with the current secret', async () => {
+    const s = await subscribe();
+    // The purchase's events go out (to nobody) before the URL is set, as in production.
+    await server.service.modules.deliveryWorker.runOnce();
+    const logs = (path = '') =>
+      server.api.get(`/products/${s.product.id}/merchant-webhook/logs${path}`, { token: s.seller.token });
+    const none = (await logs()).expect(200).body;
+    assert.deepEqual([none.logs, none.total], [[], 0], 'no merchant URL yet: nothing was sent');
+
+    (
+      await server.api.patch(
+        `/products/${s.product.id}`,
+        { merchantWebhookUrl: `${receiver.url}/log-${s.product.id}` },
+        { token: s.seller.token },
+      )
+    ).expect(200);
+    receiver.answer((request) =>
+      request.path === `/log-${s.product.id}` ? { status: 503, body: 'busy' } : { status: 200, body: 'ok' },
+    );
+    try {
+      (
+        await server.api.post(`/subscriptions/${s.subscriptionId}/cancel`, undefined, {
+          token: s.seller.token,
+        })
+      ).expect(200);
+      await server.service.modules.deliveryWorker.runOnce();
+    } finally {
+      receiver.answer({ status: 200, body: 'ok' });
+    }
+    const failed = (await logs()).expect(200).body;
+    assert.equal(failed.total, 1);
+    assert.deepEqual(
+      [failed.logs[0].eventType, failed.logs[0].statusCode, failed.logs[0].success],
+      ['subscription.canceled', 503, false],
+    );
+    assert.equal(failed.logs[0].responseBody, 'busy');
+
+    const rotated = (
+      await server.api.post(`/products/${s.product.id}/rotate-callback-secret`, undefined, {
+        token: s.seller.token,
+      })
+    ).expect(200).body;
+    const sent = (
+      await server.api.post(
+        `/products/${s.product.id}/merchant-webhook/deliveries/${failed.logs[0].deliveryId}/redeliver`,
+        undefined,
+        { token: s.seller.token },
+      )
+    ).expect(200).body;
+    assert.deepEqual([sent.success, sent.statusCode], [true, 200]);
+    const again = receiver.requests.filter((r) => r.path === `/log-${s.product.id}`);
+    assert.equal(again.length, 2);
+    assert.equal(again[1]?.json.id, again[0]?.json.id, 'the same event id, so receivers de-duplicate');
+    assert.ok(
+      verifyMerchantSignature(
+        rotated.callbackSecret,
+        again[1]?.headers['x-svc-pay-signature'] as string,
+        again[1]?.body as string,
+        clock.now(),
+      ),
+      'signed with the secret as it is now',
+    );
+    const after = (await logs('?limit=1')).expect(200).body;
+    assert.deepEqual([after.total, after.logs.length, after.logs[0].trigger], [2, 1, 'manual']);
+
+    // Another seller sees neither the log nor the delivery; without a URL nothing is sent again.
+    const other = await sellerWithApp(server);
+    assertError(
+      await server.api.get(`/products/${s.product.id}/merchant-webhook/logs`, { token: other.token }),
+      404,
+      'not_found',
+    );
+    (
+      await server.api.patch(
+        `/products/${s.product.id}`,
+        { merchantWebhookUrl: null },
+        { token: s.seller.token },
+      )
+    ).expect(200);
+    assertError(
+      await server.api.post(
+        `/products/${s.product.id}/merchant-webhook/deliveries/${failed.logs[0].deliveryId}/redeliver`,
+        undefined,
+        { token: s.seller.token },
+      ),
+      409,
+      'conflict',
+    );
+  });
 });

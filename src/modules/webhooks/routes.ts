@@ -156,4 +156,34 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
     },
     handler: (request) => webhooks.logs(principalOf(request), request.params.id, request.query),
   });
+
+  app.get('/products/:id/merchant-webhook/logs', {
+    config: auth,
+    schema: {
+      summary: 'Merchant webhook attempts of a product',
+      description:
+        'Each attempt to deliver a checkout merchant event (payment.succeeded, subscription.canceled, …) to the product’s merchantWebhookUrl, with the receiver’s HTTP status, response body and a success flag. Empty until the product’s first merchant event.',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      querystring: PageNumberQuery,
+      response: { 200: AttemptLogList },
+      errors: scoped,
+    },
+    handler: (request) => webhooks.merchantLogs(principalOf(request), request.params.id, request.query),
+  });
+
+  app.post('/products/:id/merchant-webhook/deliveries/:deliveryId/redeliver', {
+    config: auth,
+    schema: {
+      summary: 'Send a merchant webhook delivery again',
+      description:
+        'Sends it now to the product’s current merchantWebhookUrl, signed (x-svc-pay-signature) with its current callback secret, with the same event id; the attempt joins the log.',
+      tags: ['webhooks'],
+      params: DeliveryParams,
+      response: { 200: SendOutcome },
+      errors: { ...scoped, conflict: 'the product has no merchantWebhookUrl now' },
+    },
+    handler: (request) =>
+      webhooks.redeliverMerchant(principalOf(request), request.params.id, request.params.deliveryId),
+  });
 }

@@ -44,19 +44,34 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
     return url;
   }
 
+  /** A merchant endpoint addressed through its product, which the seller (or key) must own. */
+  async function requireMerchantTarget(principal: Principal, productId: string) {
+    const found = await store.findMerchantTarget(db, principal.userId, productId);
+    if (!found) throw notFound('Product');
+    const keyApp = apiKeyAppId(principal);
+    if (keyApp && found.app_id !== keyApp)
+      throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+    return found;
+  }
+
   /** Sends one delivery now (test or redeliver), logs it, and never schedules a retry. */
   async function sendNow(
-    endpoint: WebhookEndpointRow,
+    target: Target,
     delivery: Awaited<ReturnType<typeof store.insertDelivery>>,
     trigger: 'test' | 'manual',
   ) {
-    const result = await sender.send(endpoint.url, endpoint.secret, envelopeOf(delivery, endpoint.secret));
+    const result = await sender.send(
+      target.url,
+      target.secret,
+      envelopeOf(delivery, target.secret),
+      target.kind,
+    );
     const at = clock.now();
     await store.recordAttempt(
       db,
       {
         deliveryId: delivery.id,
-        endpointId: endpoint.id,
+        endpointId: target.endpointId,
         attempt: delivery.attempts,
         trigger,
         ...result,
@@ -73,7 +88,7 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
             },
     );
     log.info(
-      { endpointId: endpoint.id, deliveryId: delivery.id, trigger, statusCode: result.statusCode },
+      { endpointId: target.endpointId, deliveryId: delivery.id, trigger, statusCode: result.statusCode },
       'webhook.delivery.sent',
     );
     return {
@@ -83,6 +98,28 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
       responseBody: result.responseBody,
       durationMs: result.durationMs,
       error: result.error,
+    };
+  }
+
+  async function attemptLogs(endpointId: string, page: store.PageByNumber) {
+    const { rows, total } = await store.listAttempts(db, endpointId, page);
+    return {
+      logs: rows.map((row) => ({
+        id: row.id,
+        deliveryId: row.delivery_id,
+        eventId: row.event_id,
+        eventType: row.event_type,
+        attempt: row.attempt,
+        trigger: row.trigger,
+        statusCode: row.status_code,
+        responseBody: row.response_body,
+        success: row.success,
+        durationMs: row.duration_ms,
+        error: row.error,
+        createdAt: iso(row.created_at),
+      })),
+      total,
+      ...page,
     };
   }
 
@@ -171,7 +208,7 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
         trigger: 'test',
         now,
       });
-      return sendNow(endpoint, delivery, 'test');
+      return sendNow(coreTarget(endpoint), delivery, 'test');
     },
 
     async redeliver(principal: Principal, id: string, deliveryId: string) {
@@ -179,32 +216,49 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
       const delivery = await store.findDelivery(db, endpoint.id, deliveryId);
       if (!delivery) throw notFound('Delivery');
       const attempts = await store.bumpAttempts(db, delivery.id);
-      return sendNow(endpoint, { ...delivery, attempts }, 'manual');
+      return sendNow(coreTarget(endpoint), { ...delivery, attempts }, 'manual');
     },
 
     async logs(principal: Principal, id: string, page: store.PageByNumber) {
       const endpoint = await requireEndpoint(principal, id);
-      const { rows, total } = await store.listAttempts(db, endpoint.id, page);
-      return {
-        logs: rows.map((row) => ({
-          id: row.id,
-          deliveryId: row.delivery_id,
-          eventId: row.event_id,
-          eventType: row.event_type,
-          attempt: row.attempt,
-          trigger: row.trigger,
-          statusCode: row.status_code,
-          responseBody: row.response_body,
-          success: row.success,
-          durationMs: row.duration_ms,
-          error: row.error,
-          createdAt: iso(row.created_at),
-        })),
-        total,
-        ...page,
-      };
+      return attemptLogs(endpoint.id, page);
+    },
+
+    /** A product's merchant webhook attempts; none before its first merchant event. */
+    async merchantLogs(principal: Principal, productId: string, page: store.PageByNumber) {
+      const target = await requireMerchantTarget(principal, productId);
+      return target.endpoint_id ? attemptLogs(target.endpoint_id, page) : { logs: [], total: 0, ...page };
+    },
+
+    /** Sends a merchant delivery again, to the product's current URL with its current secret. */
+    async redeliverMerchant(principal: Principal, productId: string, deliveryId: string) {
+      const target = await requireMerchantTarget(principal, productId);
+      const delivery = target.endpoint_id
+        ? await store.findDelivery(db, target.endpoint_id, deliveryId)
+        : undefined;
+      if (!target.endpoint_id || !delivery) throw notFound('Delivery');
+      if (!target.url)
+        throw new AppError('conflict', 'The product has no merchantWebhookUrl; set one to redeliver');
+      const attempts = await store.bumpAttempts(db, delivery.id);
+      return sendNow(
+        { endpointId: target.endpoint_id, url: target.url, secret: target.secret, kind: 'merchant' },
+        { ...delivery, attempts },
+        'manual',
+      );
     },
   };
+}
+
+/** Where and how a delivery goes: the endpoint's own URL and secret, or its product's. */
+interface Target {
+  endpointId: string;
+  url: string;
+  secret: string;
+  kind: 'core' | 'merchant';
+}
+
+function coreTarget(endpoint: WebhookEndpointRow): Target {
+  return { endpointId: endpoint.id, url: endpoint.url, secret: endpoint.secret, kind: 'core' };
 }
 
 export function toWebhook(row: WebhookEndpointRow): WebhookResource {

@@ -47,6 +47,27 @@ export function findEndpoint(executor: Executor, userId: string, id: string) {
     .executeTakeFirst();
 }
 
+/**
+ * A seller's product with its merchant endpoint (null until its first merchant event), and
+ * where and how that endpoint sends now: the product's current URL and callback secret.
+ */
+export function findMerchantTarget(executor: Executor, userId: string, productId: string) {
+  return executor
+    .selectFrom('products as p')
+    .leftJoin('webhook_endpoints as w', (join) =>
+      join.onRef('w.product_id', '=', 'p.id').on('w.kind', '=', 'merchant'),
+    )
+    .select([
+      'p.app_id',
+      'p.merchant_webhook_url as url',
+      'p.callback_secret as secret',
+      'w.id as endpoint_id',
+    ])
+    .where('p.id', '=', productId)
+    .where('p.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
 export async function listEndpoints(
   executor: Executor,
   userId: string,

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton, SecretValue } from '../components/copy';
+import { DeliveryLogs } from '../components/delivery-log';
 import { useConfirm } from '../components/dialog';
 import {
   ActionButton,
@@ -143,11 +144,30 @@ export function ProductEditPage({ id }: { id?: string }) {
             <>
               {product && <ProductTools product={product} onChanged={loaded.reload} />}
               <ProductForm product={product} apps={apps} onSaved={loaded.reload} />
+              {product && <MerchantDeliveries product={product} />}
             </>
           )
         }
       </Loading>
     </Page>
+  );
+}
+
+/** The checkout's merchant webhook deliveries of this product (payment and subscription events). */
+function MerchantDeliveries({ product }: { product: Product }) {
+  const [version, setVersion] = useState(0);
+  return (
+    <DeliveryLogs
+      base={`/products/${product.id}/merchant-webhook`}
+      title="Merchant webhook deliveries"
+      empty={
+        product.merchantWebhookUrl
+          ? 'Nothing delivered yet: payment and subscription events of this product will show here.'
+          : 'Set a merchant webhook URL to receive this product’s payment and subscription events.'
+      }
+      version={version}
+      onSent={() => setVersion((v) => v + 1)}
+    />
   );
 }
 

@@ -1,21 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
+import { DeliveryLogs, outcomeText } from '../components/delivery-log';
 import { SecretOnce, useConfirm } from '../components/dialog';
 import { ActionButton, Form, FormError, Submit } from '../components/form';
-import { ListTable, NumberedPager } from '../components/list';
 import { Facts, Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
 import { type Endpoint, EndpointFields } from '../components/webhook-fields';
 import { formatDateTime } from '../format';
 import { href, navigate } from '../router';
-import type { DeliveryLog, NumberedPage, SendOutcome, Webhook } from '../types';
-
-function outcomeText(what: string, outcome: SendOutcome): string {
-  if (outcome.success) return `${what}: delivered, the endpoint answered ${outcome.statusCode}`;
-  if (outcome.statusCode > 0) return `${what}: failed, the endpoint answered ${outcome.statusCode}`;
-  return `${what}: failed, ${outcome.error ?? 'no answer from the endpoint'}`;
-}
+import type { SendOutcome, Webhook } from '../types';
 
 export function WebhookDetailPage({ id }: { id: string }) {
   const webhook = useLoad(() => api.get<Webhook>(`/webhooks/${id}`), id);
@@ -35,7 +29,13 @@ export function WebhookDetailPage({ id }: { id: string }) {
                 setLogVersion((v) => v + 1);
               }}
             />
-            <DeliveryLogs id={id} version={logVersion} onSent={() => setLogVersion((v) => v + 1)} />
+            <DeliveryLogs
+              base={`/webhooks/${id}`}
+              title="Delivery log"
+              empty="Nothing delivered yet. Send a test event to try the endpoint."
+              version={logVersion}
+              onSent={() => setLogVersion((v) => v + 1)}
+            />
             <EditWebhook webhook={loaded} onSaved={webhook.reload} />
           </>
         )}
@@ -129,85 +129,6 @@ function WebhookFacts({ webhook, onChanged }: { webhook: Webhook; onChanged(): v
         copyLabel="Copy secret"
         onDone={() => setSecret(null)}
       />
-    </Section>
-  );
-}
-
-function DeliveryLogs({ id, version, onSent }: { id: string; version: number; onSent(): void }) {
-  const [pageNumber, setPageNumber] = useState(1);
-  const logs = useLoad(
-    () => api.get<NumberedPage<'logs', DeliveryLog>>(`/webhooks/${id}/logs`, { page: pageNumber }),
-    `${id}:${pageNumber}:${version}`,
-  );
-  const action = useAction();
-  const announce = useAnnounce();
-  const redeliver = (log: DeliveryLog) =>
-    action.run(async () => {
-      const outcome = await api.post<SendOutcome>(`/webhooks/${id}/deliveries/${log.deliveryId}/redeliver`);
-      announce(outcomeText('Redelivery', outcome));
-      onSent();
-    });
-  return (
-    <Section title="Delivery log">
-      <Loading state={logs}>
-        {(page) => (
-          <ListTable
-            caption="Delivery attempts, newest first"
-            rows={page.logs}
-            empty={<p>Nothing delivered yet. Send a test event to try the endpoint.</p>}
-            columns={[
-              { title: 'Sent', cell: (log) => formatDateTime(log.createdAt) },
-              {
-                title: 'Event',
-                cell: (log) => (
-                  <>
-                    {log.eventType}
-                    {log.attempt > 1 ? ` (attempt ${log.attempt})` : ''}
-                  </>
-                ),
-              },
-              { title: 'Trigger', cell: (log) => log.trigger },
-              { title: 'Result', cell: (log) => <StatusBadge status={log.success ? 'success' : 'failed'} /> },
-              { title: 'Status code', cell: (log) => (log.statusCode > 0 ? log.statusCode : '—') },
-              { title: 'Time', cell: (log) => `${log.durationMs} ms` },
-              {
-                title: 'Response',
-                cell: (log) => (
-                  <>
-                    {log.error && <span class="field-problem">{log.error}</span>}
-                    {log.responseBody ? (
-                      <details>
-                        <summary>Response body</summary>
-                        <pre>{log.responseBody}</pre>
-                      </details>
-                    ) : (
-                      !log.error && <span class="muted">empty</span>
-                    )}
-                  </>
-                ),
-              },
-            ]}
-            actions={(log) => (
-              <ActionButton action={action} onClick={() => redeliver(log)}>
-                Redeliver{' '}
-                <span class="visually-hidden">
-                  {log.eventType} sent {formatDateTime(log.createdAt)}
-                </span>
-              </ActionButton>
-            )}
-            pager={
-              <NumberedPager
-                label="Delivery log"
-                page={page}
-                onPage={setPageNumber}
-                previous="Newer"
-                next="Older"
-              />
-            }
-          />
-        )}
-      </Loading>
-      <FormError error={action.error} />
     </Section>
   );
 }
