@@ -2,15 +2,39 @@
 -- indexes its aggregate queries read. Each query is a range scan or an index-only count; the
 -- reasons are in docs/analytics.md.
 
--- When a license left active by suspension or revocation; null while active or expired. A
--- trigger keeps it on every status write, so every path that moves a status (seller, refund,
--- dispute, expiry job) records it; the time is updated_at, which those writes take from the
--- service clock. Moving on between suspended and revoked keeps the first time.
+-- When a license left active by suspension or revocation (null while active or expired), and
+-- when it stopped counting as active: its expiry or that deactivation, whichever came first,
+-- never before it was created (null for a perpetual license still active; a future time for one
+-- that will expire). Plain columns kept by a trigger on every write of status or expiry, so
+-- every path that moves them (seller, refund, dispute, expiry job, renewal) records them; the
+-- time is updated_at, which those writes take from the service clock. Moving on between
+-- suspended and revoked keeps the first time. Plain rather than generated, so adding them does
+-- not rewrite the table under an exclusive lock.
 alter table licenses add column deactivated_at timestamptz;
+alter table licenses add column ended_at timestamptz;
 
--- Existing rows: the last suspension or revocation event of the license, else its last update.
+create function licenses_track_end() returns trigger language plpgsql as $$
+begin
+  if new.status not in ('suspended', 'revoked') then
+    new.deactivated_at := null;
+  elsif tg_op = 'INSERT' then
+    new.deactivated_at := coalesce(new.deactivated_at, new.updated_at);
+  elsif old.status not in ('suspended', 'revoked') then
+    new.deactivated_at := new.updated_at;
+  end if;
+  -- least and greatest skip nulls.
+  new.ended_at := case
+    when coalesce(new.expires_at, new.deactivated_at) is not null
+      then greatest(new.created_at, least(new.expires_at, new.deactivated_at))
+  end;
+  return new;
+end $$;
+
+-- Existing rows: the deactivation time is the license's last suspension or revocation event,
+-- else its last update; the update runs the trigger, which fills ended_at from it. Only rows
+-- with something to record are touched (row locks; reads go on).
 update licenses l
-set deactivated_at = coalesce(m.at, x.updated_at)
+set deactivated_at = coalesce(m.at, l.updated_at)
 from licenses x
 left join (
   select data ->> 'id' as id, max(created_at) as at
@@ -20,30 +44,11 @@ left join (
 ) m on m.id = x.id::text
 where l.id = x.id and x.status in ('suspended', 'revoked');
 
-create function licenses_track_deactivation() returns trigger language plpgsql as $$
-begin
-  if new.status not in ('suspended', 'revoked') then
-    new.deactivated_at := null;
-  elsif tg_op = 'INSERT' then
-    new.deactivated_at := coalesce(new.deactivated_at, new.updated_at);
-  elsif old.status not in ('suspended', 'revoked') then
-    new.deactivated_at := new.updated_at;
-  end if;
-  return new;
-end $$;
+create trigger licenses_track_end before insert or update of status, expires_at
+  on licenses for each row execute function licenses_track_end();
 
-create trigger licenses_track_deactivation before insert or update of status on licenses
-  for each row execute function licenses_track_deactivation();
-
--- When the license stopped counting as active: its expiry or its deactivation, whichever came
--- first, never before it was created. Null for a perpetual license that is still active; a
--- future time for one that will expire.
-alter table licenses add column ended_at timestamptz generated always as (
-  case
-    when coalesce(expires_at, deactivated_at) is not null
-      then greatest(created_at, least(expires_at, deactivated_at))
-  end
-) stored;
+-- Naming status runs the trigger, which keeps the deactivation time above and derives ended_at.
+update licenses set status = status where deactivated_at is not null or expires_at is not null;
 
 -- Licenses issued per bucket, and how many existed before a range.
 create index licenses_created_idx on licenses (created_at);

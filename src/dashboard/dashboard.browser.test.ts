@@ -414,6 +414,9 @@ describe('the seller dashboard in a browser', () => {
     assert.equal(await menu(sellerTab.page, 'Analytics').count(), 0);
     await sellerTab.page.goto(`${dashboardUrl()}#/admin/analytics`);
     await heading(sellerTab.page, 'Page not found').waitFor();
+    // A crafted link cannot steer a screen's API calls to another path.
+    await sellerTab.page.goto(`${dashboardUrl()}#/apps/x/licenses/..%2F..%2F..%2Fproducts`);
+    await heading(sellerTab.page, 'Page not found').waitFor();
     assertClean(sellerTab);
 
     const admin: Seller = await signUp(server, { role: 'ADMIN' });
@@ -426,10 +429,21 @@ describe('the seller dashboard in a browser', () => {
     await users.waitFor();
     const stats = (await server.api.get('/analytics/stats', { token: admin.token })).expect(200).body;
     assert.ok(stats.users.total >= 2);
+    // innerText keeps the card's lines apart: the name, the figure, the breakdown.
+    assert.match(await users.innerText(), new RegExp(`^Users\\s+${stats.users.total}\\s`));
+    const licensesCard = page.getByRole('listitem').filter({ hasText: /^Licenses\s*\d/ });
+    assert.match(
+      await licensesCard.innerText(),
+      new RegExp(`^Licenses\\s+${stats.licenses.total}\\s+${stats.licenses.byStatus.active} active`),
+    );
 
     const licensesChart = page.getByRole('img', { name: /^Licenses/ });
     await licensesChart.waitFor();
-    assert.ok((await page.getByRole('img').count()) >= 3, 'licenses, new users and users in total at least');
+    await page.getByRole('img', { name: /^Active licenses/ }).waitFor();
+    assert.ok(
+      (await page.getByRole('img').count()) >= 4,
+      'licenses, active licenses, new users and users in total at least',
+    );
     await page.getByText('Show the data of “New users” as a table').click();
     const usersTable = page.getByRole('table', { name: 'New users' });
     await usersTable.waitFor();

@@ -25,6 +25,12 @@ export function navigate(path: string): void {
 
 export const href = (path: string) => `#${path}`;
 
+/**
+ * Every named segment is a resource id. Anything else (an encoded slash, `..`, `?`) does not
+ * match, so a crafted link cannot steer the screen's API calls to another path.
+ */
+const ID_SEGMENT = /^[0-9A-Za-z-]{1,64}$/;
+
 /** The named segments of `pattern` (":name") in `path`, or null when it does not match. */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const want = pattern.split('/');
@@ -34,8 +40,8 @@ export function match(pattern: string, path: string): Record<string, string> | n
   for (const [index, part] of want.entries()) {
     const value = got[index] ?? '';
     if (part.startsWith(':')) {
-      if (!value) return null;
-      params[part.slice(1)] = decodeURIComponent(value);
+      if (!ID_SEGMENT.test(value)) return null;
+      params[part.slice(1)] = value;
     } else if (part !== value) return null;
   }
   return params;

@@ -162,7 +162,14 @@ export interface RevenueSeries {
 }
 
 export interface LicenseSeries
-  extends Series<{ start: string; issued: number; revoked: number; expired: number; active: number }> {
+  extends Series<{
+    start: string;
+    issued: number;
+    suspended: number;
+    revoked: number;
+    expired: number;
+    active: number;
+  }> {
   totals: Record<LicenseStatus, number>;
 }
 

@@ -4,7 +4,7 @@ import type { LicenseStatus } from '../../platform/db/schema.js';
  * The canonical statuses are lowercase (records, events, filters). Clients see them upper
  * case in verification results and token claims, as the interface shows ACTIVE there.
  *
- * Moves: active ⇄ suspended (suspend, reinstate); active or suspended → revoked (final);
+ * Moves: active ⇄ suspended (suspend, reinstate); active, suspended or expired → revoked (final);
  * active → expired when the expiry passes; expired → active when the expiry is extended.
  */
 export function clientStatus(status: LicenseStatus): string {

@@ -85,7 +85,7 @@ export function Chart({ title, kind, labels, axisLabels = labels, series, format
         {shownLabels.map((label, index) =>
           label === null ? null : (
             <text
-              key={label}
+              key={index}
               x={x(index)}
               y={HEIGHT - PAD.bottom + 18}
               text-anchor="middle"

@@ -172,9 +172,19 @@ function Trends({ range }: { range: Range }) {
             axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
             series={[
               { name: 'Issued', values: licenses.points.map((p) => p.issued) },
+              { name: 'Suspended', values: licenses.points.map((p) => p.suspended) },
               { name: 'Revoked', values: licenses.points.map((p) => p.revoked) },
               { name: 'Expired', values: licenses.points.map((p) => p.expired) },
             ]}
+            format={formatNumber}
+          />
+          {/* Its own chart: the standing count dwarfs the per-bucket movements above. */}
+          <Chart
+            kind="line"
+            title="Active licenses"
+            labels={licenses.points.map((p) => label(p.start, licenses.interval))}
+            axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
+            series={[{ name: 'Active at the end', values: licenses.points.map((p) => p.active) }]}
             format={formatNumber}
           />
           <Chart

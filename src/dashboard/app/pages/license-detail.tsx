@@ -37,7 +37,13 @@ export function LicenseDetailPage({ appId, licenseId }: { appId: string; license
 const MOVES = [
   { to: 'suspend', from: ['active'], label: 'Suspend', done: 'License suspended', kind: 'secondary' },
   { to: 'reinstate', from: ['suspended'], label: 'Reinstate', done: 'License reinstated', kind: 'primary' },
-  { to: 'revoke', from: ['active', 'suspended'], label: 'Revoke', done: 'License revoked', kind: 'danger' },
+  {
+    to: 'revoke',
+    from: ['active', 'suspended', 'expired'],
+    label: 'Revoke',
+    done: 'License revoked',
+    kind: 'danger',
+  },
 ] as const;
 
 function LicenseFacts({ license, base, onChanged }: { license: License; base: string; onChanged(): void }) {

@@ -189,5 +189,24 @@ describe('the API reference documents', () => {
     const limit = list.parameters.find((parameter: Json) => parameter.name === 'limit');
     assert.equal(limit.in, 'query');
     assert.equal(limit.schema.maximum, 100);
+    assert.equal(limit.required ?? false, false, 'a default means a client may leave it out');
+    assert.equal(limit.schema.default, 20);
+  });
+
+  test('no request field with a default is required of the client', () => {
+    for (const [host, doc] of Object.entries(documents)) {
+      for (const { key, operation } of operations(doc)) {
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.schema?.default !== undefined)
+            assert.ok(!parameter.required, `${host} ${key}: ${parameter.name} has a default but is required`);
+        }
+        const body = operation.requestBody?.content?.['application/json']?.schema;
+        for (const name of body?.required ?? [])
+          assert.equal(body.properties?.[name]?.default, undefined, `${host} ${key}: body ${name}`);
+      }
+    }
+    const series = documents.core.paths['/v1/analytics/licenses'].get.parameters;
+    const interval = series.find((parameter: Json) => parameter.name === 'interval');
+    assert.deepEqual([interval.required ?? false, interval.schema.default], [false, 'day']);
   });
 });

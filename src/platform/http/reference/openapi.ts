@@ -90,6 +90,24 @@ function documentSchema(value: unknown): unknown {
   return out;
 }
 
+/**
+ * A request field with a default may be left out: the validator fills it in. TypeBox lists such
+ * fields as required (which the validator needs for the filled value); a client must not.
+ */
+function defaultsOptional(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(defaultsOptional);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) out[key] = defaultsOptional(child);
+  const properties = out.properties as Record<string, { default?: unknown }> | undefined;
+  if (Array.isArray(out.required) && properties) {
+    const required = out.required.filter((name: string) => properties[name]?.default === undefined);
+    if (required.length) out.required = required;
+    else delete out.required;
+  }
+  return out;
+}
+
 function operationIdOf(method: string, url: string): string {
   const words = url
     .split(/[^A-Za-z0-9]+/)
@@ -121,10 +139,16 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
     response?: Record<string, unknown>;
   };
   const method = [route.method].flat()[0] as string;
+  const request = Object.fromEntries(
+    (['querystring', 'body', 'params', 'headers'] as const)
+      .filter((part) => rest[part] !== undefined)
+      .map((part) => [part, defaultsOptional(rest[part])]),
+  );
   return {
     url,
     schema: documentSchema({
       ...rest,
+      ...request,
       operationId: rest.operationId ?? operationIdOf(method, url),
       description: [description, AUTH_TEXT[auth]].filter(Boolean).join('\n\n'),
       security: auth === 'public' ? [] : [{ [SECURITY_SCHEME]: [] }],
