@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { BillingInterval, DisputeRow, OrderRow, OrderStatus } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
-import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
@@ -489,7 +489,7 @@ export function createPaymentService({
     },
 
     async transactionStatus(principal: Principal, transactionId: string) {
-      const order = visible(
+      const order = visibleTo(
         principal,
         await store.findOwnedTransaction(db, principal.userId, transactionId),
         'Transaction',
@@ -564,11 +564,7 @@ export function createPaymentService({
     },
 
     async getDispute(principal: Principal, id: string) {
-      const row = await store.findOwnedDispute(db, principal.userId, id);
-      if (!row) throw notFound('Dispute');
-      const keyApp = apiKeyAppId(principal);
-      if (keyApp && keyApp !== row.app_id)
-        throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+      const row = visibleTo(principal, await store.findOwnedDispute(db, principal.userId, id), 'Dispute');
       return {
         ...toDisputeSummary(row),
         evidenceDueBy: isoOrNull(row.evidence_due_by),
@@ -577,19 +573,10 @@ export function createPaymentService({
     },
 
     async getOrder(principal: Principal, id: string) {
-      const order = visible(principal, await store.findOwnedOrder(db, principal.userId, id), 'Order');
+      const order = visibleTo(principal, await store.findOwnedOrder(db, principal.userId, id), 'Order');
       return { ...toOrderSummary(order), licenseId: order.license_id, updatedAt: iso(order.updated_at) };
     },
   };
-}
-
-/** The seller's order, refused to an API key of another of their apps. */
-function visible(principal: Principal, order: OrderRow | undefined, what: string): OrderRow {
-  if (!order) throw notFound(what);
-  const keyApp = apiKeyAppId(principal);
-  if (keyApp && keyApp !== order.app_id)
-    throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
-  return order;
 }
 
 /** Relative windows in UTC: today from 00:00 UTC, week the last 7 days, month the last 30 days. */

@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
 import type { ProductRow } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
-import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
@@ -34,12 +34,7 @@ export function createProductService({ db, clock, log, apps, payUrl }: ProductSe
 
   /** The seller's product, visible to an API key only when it belongs to the key's app. */
   async function requireOwnedProduct(principal: Principal, id: string): Promise<ProductRow> {
-    const row = await store.findProduct(db, principal.userId, id);
-    if (!row) throw notFound('Product');
-    const keyApp = apiKeyAppId(principal);
-    if (keyApp && keyApp !== row.app_id)
-      throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
-    return row;
+    return visibleTo(principal, await store.findProduct(db, principal.userId, id), 'Product');
   }
 
   /** Validates the product as it would be after the change, then the tier of what changes. */

@@ -1,8 +1,8 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { SubscriptionRow, SubscriptionStatus } from '../../platform/db/schema.js';
-import { AppError, notFound } from '../../platform/errors.js';
-import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { AppError } from '../../platform/errors.js';
+import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
 import { type MerchantEventType, recordEvent } from '../events/index.js';
@@ -43,11 +43,11 @@ export function createSubscriptionService({
      * its expiry (the end of the paid period). A second cancel answers 409.
      */
     async cancel(principal: Principal, id: string) {
-      const row = await store.findOwnedSubscription(db, principal.userId, id);
-      if (!row) throw notFound('Subscription');
-      const keyApp = apiKeyAppId(principal);
-      if (keyApp && keyApp !== row.app_id)
-        throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+      const _row = visibleTo(
+        principal,
+        await store.findOwnedSubscription(db, principal.userId, id),
+        'Subscription',
+      );
       const now = clock.now();
       const canceled = await db.transaction().execute(async (trx) => {
         const moved = await store.cancelSubscription(trx, id, now);

@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { WebhookEndpointRow } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
-import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
@@ -30,12 +30,7 @@ export type WebhookService = ReturnType<typeof createWebhookService>;
 export function createWebhookService({ db, clock, log, sender, policy, apps }: WebhookServiceDeps) {
   /** The seller's endpoint; an API key sees only endpoints bound to its app. */
   async function requireEndpoint(principal: Principal, id: string): Promise<WebhookEndpointRow> {
-    const row = await store.findEndpoint(db, principal.userId, id);
-    if (!row) throw notFound('Webhook');
-    const keyApp = apiKeyAppId(principal);
-    if (keyApp && row.app_id !== keyApp)
-      throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
-    return row;
+    return visibleTo(principal, await store.findEndpoint(db, principal.userId, id), 'Webhook');
   }
 
   function checkUrl(url: string): string {
@@ -46,12 +41,7 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
 
   /** A merchant endpoint addressed through its product, which the seller (or key) must own. */
   async function requireMerchantTarget(principal: Principal, productId: string) {
-    const found = await store.findMerchantTarget(db, principal.userId, productId);
-    if (!found) throw notFound('Product');
-    const keyApp = apiKeyAppId(principal);
-    if (keyApp && found.app_id !== keyApp)
-      throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
-    return found;
+    return visibleTo(principal, await store.findMerchantTarget(db, principal.userId, productId), 'Product');
   }
 
   /** Sends one delivery now (test or redeliver), logs it, and never schedules a retry. */

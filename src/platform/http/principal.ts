@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 
 export const ROLES = ['SELLER', 'ADMIN'] as const;
 /** Plan tiers from lowest to highest; a feature gated at one tier is open to those above it. */
@@ -44,4 +44,20 @@ export function principalOf(request: FastifyRequest): Principal {
 /** The app an API key is limited to, or null for a user session (which sees all its apps). */
 export function apiKeyAppId(principal: Principal): string | null {
   return principal.credential.kind === 'api_key' ? principal.credential.appId : null;
+}
+
+/**
+ * A seller's record as the caller may see it: missing answers 404 naming `what`; one of
+ * another app than the caller's API key answers 403 (a user token sees all its apps).
+ */
+export function visibleTo<T extends { app_id: string | null }>(
+  principal: Principal,
+  row: T | null | undefined,
+  what: string,
+): T {
+  if (!row) throw notFound(what);
+  const keyApp = apiKeyAppId(principal);
+  if (keyApp && keyApp !== row.app_id)
+    throw new AppError('app_scope_mismatch', 'This API key belongs to another app');
+  return row;
 }
