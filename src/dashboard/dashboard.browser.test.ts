@@ -407,12 +407,15 @@ describe('the seller dashboard in a browser', () => {
     assertClean(seen);
   });
 
-  test('an admin sees the analytics with charts and their data; a seller gets no admin area', async (t) => {
+  test('an admin sees the analytics with charts and their data and manages accounts; a seller gets no admin area', async (t) => {
     const seller = await signUp(server);
     const sellerTab = await openDashboard(t);
     await signIn(sellerTab.page, seller.user.email);
     assert.equal(await menu(sellerTab.page, 'Analytics').count(), 0);
+    assert.equal(await menu(sellerTab.page, 'Accounts').count(), 0);
     await sellerTab.page.goto(`${dashboardUrl()}#/admin/analytics`);
+    await heading(sellerTab.page, 'Page not found').waitFor();
+    await sellerTab.page.goto(`${dashboardUrl()}#/admin/accounts`);
     await heading(sellerTab.page, 'Page not found').waitFor();
     // A crafted link cannot steer a screen's API calls to another path.
     await sellerTab.page.goto(`${dashboardUrl()}#/apps/x/licenses/..%2F..%2F..%2Fproducts`);
@@ -457,6 +460,87 @@ describe('the seller dashboard in a browser', () => {
     await range.getByRole('button', { name: 'Show' }).click();
     await usersTable.getByRole('row').nth(3).waitFor({ state: 'detached' });
     assert.ok((await usersTable.getByRole('row').count()) <= 3, 'one or two months');
+
+    // Accounts: find the seller by a part of the e-mail and raise their plan tier.
+    await menu(page, 'Accounts').click();
+    await heading(page, 'Accounts').waitFor();
+    const search = form(page, 'Search accounts');
+    const find = async (email: string, found: string) => {
+      await search.getByLabel('E-mail contains').fill(email);
+      await search.getByLabel('E-mail contains').press('Enter');
+      await page.getByText(found, { exact: true }).waitFor();
+    };
+    await find(seller.user.email.split('@')[0] ?? '', '1 account found.');
+    const sellerRow = page
+      .getByRole('table', { name: 'Accounts' })
+      .getByRole('row', { name: seller.user.email });
+    assert.match((await sellerRow.textContent()) ?? '', /Test Seller.*Seller.*free/);
+    await sellerRow.getByRole('button', { name: `Manage account of ${seller.user.email}` }).click();
+    const panel = page.getByRole('region', { name: `Account: ${seller.user.email}` });
+    await panel.waitFor();
+    await panel.getByLabel('Plan tier', { exact: true }).selectOption('business');
+    await panel.getByRole('button', { name: 'Save tier' }).click();
+    await status(page)
+      .filter({ hasText: `Plan tier of ${seller.user.email} set to business` })
+      .waitFor();
+    await sellerRow.filter({ hasText: 'business' }).waitFor();
+    const sellerMe = (await server.api.get('/auth/me', { token: seller.token })).expect(200).body;
+    assert.equal(sellerMe.user.tier, 'business');
+    await search.getByLabel('Plan tier').selectOption('business');
+    await search.getByRole('button', { name: 'Search', exact: true }).click();
+    await sellerRow.waitFor();
+    assert.equal(await page.getByText('1 account found.', { exact: true }).count(), 1);
+    await screenshot(page, 'dashboard-accounts');
+
+    // A role change asks first, and starts on Cancel.
+    await panel.getByRole('button', { name: 'Make administrator' }).click();
+    const promote = page.getByRole('dialog', { name: `Make ${seller.user.email} an administrator?` });
+    await promote.waitFor();
+    assert.ok(await focused(promote.getByRole('button', { name: 'Cancel', exact: true })));
+    await promote.getByRole('button', { name: 'Make administrator' }).click();
+    await status(page)
+      .filter({ hasText: `${seller.user.email} is now an administrator` })
+      .waitFor();
+    assert.equal((await server.api.get('/auth/me', { token: seller.token })).body.user.role, 'ADMIN');
+    await panel.getByRole('button', { name: 'Remove admin role' }).click();
+    await page
+      .getByRole('dialog', { name: `Remove the admin role of ${seller.user.email}?` })
+      .getByRole('button', { name: 'Remove admin role' })
+      .click();
+    await status(page)
+      .filter({ hasText: `${seller.user.email} is now a seller` })
+      .waitFor();
+    assert.equal((await server.api.get('/auth/me', { token: seller.token })).body.user.role, 'SELLER');
+
+    // Closing another account: its session stops working, and it leaves the list.
+    const leaving = await signUp(server);
+    await search.getByRole('button', { name: 'Clear search' }).click();
+    await find(leaving.user.email, '1 account found.');
+    await page.getByRole('button', { name: `Manage account of ${leaving.user.email}` }).click();
+    const leavingPanel = page.getByRole('region', { name: `Account: ${leaving.user.email}` });
+    await leavingPanel.getByRole('button', { name: 'Close account' }).click();
+    const closeDialog = page.getByRole('dialog', { name: `Close the account of ${leaving.user.email}?` });
+    assert.match(
+      (await closeDialog.textContent()) ?? '',
+      /sessions and API keys stop working.*can no longer sign in.*records.*stay/,
+    );
+    await closeDialog.getByRole('button', { name: 'Close account' }).click();
+    await status(page)
+      .filter({ hasText: `Account of ${leaving.user.email} closed` })
+      .waitFor();
+    await page.getByText('No account matches this search.').waitFor();
+    await leavingPanel.waitFor({ state: 'detached' });
+    (await server.api.get('/auth/me', { token: leaving.token })).expect(401);
+
+    // The admin's own account offers neither demotion nor closing.
+    await find(admin.user.email, '1 account found.');
+    const ownRow = page.getByRole('row', { name: admin.user.email });
+    assert.match((await ownRow.textContent()) ?? '', /\(you\).*Administrator/);
+    await ownRow.getByRole('button', { name: /^Manage/ }).click();
+    const ownPanel = page.getByRole('region', { name: `Account: ${admin.user.email}` });
+    await ownPanel.getByText('This is your own account', { exact: false }).waitFor();
+    assert.equal(await ownPanel.getByRole('button', { name: 'Remove admin role' }).count(), 0);
+    assert.equal(await ownPanel.getByRole('button', { name: 'Close account' }).count(), 0);
     assertClean(seen);
   });
 

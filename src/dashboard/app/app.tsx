@@ -2,6 +2,7 @@ import { type ComponentChildren, Fragment } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiError, api, configureApi } from './api';
 import { StatusProvider, useAnnounce } from './components/status';
+import { AccountsPage } from './pages/accounts';
 import { AnalyticsPage } from './pages/analytics';
 import { AppDetailPage } from './pages/app-detail';
 import { AppsPage } from './pages/apps';
@@ -44,6 +45,7 @@ const SCREENS: [string, Screen][] = [
   ['/disputes', () => <DisputesPage />],
   ['/disputes/:id', (p) => <DisputeDetailPage id={p.id ?? ''} />],
   ['/admin/analytics', () => <AnalyticsPage />],
+  ['/admin/accounts', () => <AccountsPage />],
 ];
 
 const NAV: { path: string; label: string; admin?: boolean }[] = [
@@ -55,6 +57,7 @@ const NAV: { path: string; label: string; admin?: boolean }[] = [
   { path: '/subscriptions', label: 'Subscriptions' },
   { path: '/disputes', label: 'Disputes' },
   { path: '/admin/analytics', label: 'Analytics', admin: true },
+  { path: '/admin/accounts', label: 'Accounts', admin: true },
 ];
 
 export function App() {

@@ -10,6 +10,8 @@ export { EVENT_TYPES } from '../../modules/events/event-types';
 
 export type Role = User['role'];
 export type Tier = User['tier'];
+export const ROLES = ['SELLER', 'ADMIN'] as const satisfies readonly Role[];
+export const TIERS = ['free', 'pro', 'business', 'enterprise'] as const satisfies readonly Tier[];
 
 /** The create answer: the only time the whole key is shown. */
 export type CreatedApiKey = ApiKey & { key: string };
