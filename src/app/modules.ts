@@ -1,4 +1,4 @@
-import { createAnalyticsService } from '../modules/analytics/index.js';
+import { createAnalyticsService, createVerificationCounter } from '../modules/analytics/index.js';
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
@@ -52,6 +52,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     ? createTokenSigner({ keys: keyRing, clock, issuer: config.licenseTokenIssuer })
     : null;
   const denylist = createTokenDenylist({ db, clock });
+  const verificationCounts = createVerificationCounter({ db, clock, log });
   const verification = createVerification({
     db,
     clock,
@@ -59,6 +60,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     signer,
     denylist,
     jwksUri: `${config.apiBaseUrl}/licenses/jwks`,
+    counts: verificationCounts,
   });
   const policy = { allowPrivate: config.webhookAllowPrivate, requireHttps: config.env === 'production' };
   const sender = createSender(policy, clock);
@@ -116,6 +118,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     licenses,
     keyRing,
     verification,
+    verificationCounts,
     denylist,
     webhooks,
     payments,

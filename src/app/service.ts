@@ -57,6 +57,10 @@ export async function startService(
     }
     if (config.licenseTokens) await modules.keyRing.ensureKey();
     const jobs = createJobs(log);
+    // Every node holds its own verification counts, so each writes them, whatever JOBS says.
+    jobs.every('license.verify.count_flush', config.verificationFlushMs, () =>
+      modules.verificationCounts.flush(),
+    );
     // Safe on any number of nodes at once; JOBS=off leaves them to other nodes.
     if (config.jobs) {
       jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
@@ -106,6 +110,8 @@ export async function startService(
             await closed;
           }
           await jobs.stop();
+          // Requests have drained: this writes the last verifications counted before closing.
+          await modules.verificationCounts.flush();
           await modules.sender.close();
           modules.mailer.close();
           redis?.disconnect();

@@ -52,6 +52,9 @@ describe('configuration', () => {
     ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'yes' }],
     ['AUTH_RATE_LIMIT', { AUTH_RATE_LIMIT: '0' }],
+    ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '50' }],
+    ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '3600001' }],
+    ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '10s' }],
   ];
   for (const [variable, env] of refusals) {
     test(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
@@ -62,6 +65,12 @@ describe('configuration', () => {
       );
     });
   }
+
+  test('verification counts are written every 10 seconds unless told otherwise', () => {
+    assert.equal(parseConfig({}).verificationFlushMs, 10_000);
+    assert.equal(parseConfig({ VERIFICATION_FLUSH_MS: '100' }).verificationFlushMs, 100);
+    assert.equal(parseConfig({ VERIFICATION_FLUSH_MS: '3600000' }).verificationFlushMs, 3_600_000);
+  });
 
   test('blank values count as unset', () => {
     assert.equal(parseConfig({ DATABASE_URL: '  ', PORT: '' }).databaseUrl, null);

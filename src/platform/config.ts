@@ -71,6 +71,8 @@ export interface Config {
   readonly mailOutboxDir: string;
   /** Milliseconds between passes of the mail delivery worker. */
   readonly mailPollMs: number;
+  /** Milliseconds between writes of this node's license verification counts (analytics). */
+  readonly verificationFlushMs: number;
   /**
    * Whether responses are checked against the schemas their routes declare: off, log the
    * mismatch, or enforce (log and answer 500). Off in production by default.
@@ -251,6 +253,12 @@ export function parseConfig(env: Env): Config {
     mailFrom,
     mailOutboxDir: path.resolve(mailOutboxDir),
     mailPollMs: integer('MAIL_POLL_MS', read('MAIL_POLL_MS') ?? '1000', 10, 600_000),
+    verificationFlushMs: integer(
+      'VERIFICATION_FLUSH_MS',
+      read('VERIFICATION_FLUSH_MS') ?? '10000',
+      100,
+      3_600_000,
+    ),
     // Checking costs a validation per response and turns drift into 500s: worth it in tests, not
     // on buyers' requests. NODE_ENV defaults to development, so a plain `npm start` leaves it off.
     responseContract: oneOf(

@@ -136,7 +136,12 @@ export interface Stats {
   users: { total: number; byTier: ByTier; byRole: ByRole };
   apps: { total: number };
   products: { total: number; active: number };
-  licenses: { total: number; byStatus: Record<LicenseStatus, number> };
+  licenses: {
+    total: number;
+    byStatus: Record<LicenseStatus, number>;
+    /** Today and the 29 UTC days before it. */
+    verificationsLast30Days: Verifications;
+  };
   orders: { total: number; byStatus: Record<string, number> };
   subscriptions: { total: number; byStatus: Record<string, number> };
   disputes: { total: number; open: number };
@@ -163,6 +168,12 @@ export interface RevenueSeries {
   }[];
 }
 
+/** License verifications that found their license, by outcome. */
+export interface Verifications {
+  valid: number;
+  invalid: number;
+}
+
 export interface LicenseSeries
   extends Series<{
     start: string;
@@ -171,8 +182,11 @@ export interface LicenseSeries
     revoked: number;
     expired: number;
     active: number;
+    verifications: Verifications;
   }> {
   totals: Record<LicenseStatus, number>;
+  /** The sum of the points' verifications. */
+  verifications: Verifications;
 }
 
 export interface UserSeries

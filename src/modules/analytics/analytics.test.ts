@@ -51,6 +51,11 @@ async function startPurchase(productId: string) {
   ).expect(201).body as { paymentIntentId: string; clientSecret: string; orderId: string };
 }
 
+async function verify(key: string, valid: boolean) {
+  const body = (await server.api.post('/licenses/verify', { key })).expect(200).body;
+  assert.equal(body.valid, valid, JSON.stringify(body));
+}
+
 async function paidPurchase(productId: string) {
   const intent = await startPurchase(productId);
   fake.succeed(intent.paymentIntentId);
@@ -76,6 +81,9 @@ async function paidPurchase(productId: string) {
  *   issued; one subscription canceled; the EUR product taken off sale.
  * - Wed 11th 08:00: the enterprise seller's account is deleted.
  * - Thu 12th 12:00: now.
+ * Verifications (flushed once, at the end): L1 twice and L2 on the 2nd (valid); L1, L2 and L3 on
+ * the 4th (suspended, expired, revoked: invalid), and a key of no license (not counted); L7 on
+ * the 10th (valid).
  */
 before(async () => {
   fake = await startFakeStripe();
@@ -111,8 +119,15 @@ before(async () => {
   });
   const license = `/apps/${appId}/licenses`;
   const l1 = await issueLicense(server, { token: seller.token, appId });
-  await issueLicense(server, { token: seller.token, appId }, { expiresAt: '2026-03-04T09:00:00.000Z' });
+  const l2 = await issueLicense(
+    server,
+    { token: seller.token, appId },
+    { expiresAt: '2026-03-04T09:00:00.000Z' },
+  );
   const l3 = await issueLicense(server, { token: seller.token, appId });
+  await verify(l1.key, true);
+  await verify(l1.key, true);
+  await verify(l2.key, true);
   await paidPurchase(usd);
   await paidPurchase(monthly);
   await paidPurchase(monthly);
@@ -142,6 +157,10 @@ before(async () => {
       refunded: true,
     })
   ).expect(200);
+  await verify(l1.key, false);
+  await verify(l2.key, false);
+  await verify(l3.key, false);
+  await verify('NOT0-A0LI-CENS-EKEY', false);
 
   clock.set('2026-03-10T08:00:00.000Z');
   await signUp(server, { tier: 'business' });
@@ -157,7 +176,8 @@ before(async () => {
       status: 'needs_response',
     })
   ).expect(200);
-  await issueLicense(server, { token: seller.token, appId });
+  const l7 = await issueLicense(server, { token: seller.token, appId });
+  await verify(l7.key, true);
   const subscriptions = (await server.api.get('/subscriptions', token)).expect(200).body.subscriptions;
   (await server.api.post(`/subscriptions/${subscriptions[0].id}/cancel`, undefined, token)).expect(200);
   (await server.api.patch(`/products/${eur}`, { active: false }, token)).expect(200);
@@ -166,6 +186,7 @@ before(async () => {
   (await server.api.delete(`/admin/users/${closing.user.id}`, { token: adminToken })).expect(204);
 
   clock.set(NOW);
+  assert.equal(await server.service.modules.verificationCounts.flush(), true);
 });
 after(async () => {
   await server.stop();
@@ -189,7 +210,11 @@ describe('GET /v1/analytics/stats', () => {
       },
       apps: { total: 2 },
       products: { total: 3, active: 2 },
-      licenses: { total: 9, byStatus: { active: 4, suspended: 2, revoked: 2, expired: 1 } },
+      licenses: {
+        total: 9,
+        byStatus: { active: 4, suspended: 2, revoked: 2, expired: 1 },
+        verificationsLast30Days: { valid: 4, invalid: 3 },
+      },
       orders: { total: 7, byStatus: { pending: 1, paid: 4, canceled: 1, rejected: 1 }, refunded: 1 },
       subscriptions: { total: 2, byStatus: { active: 1, canceled: 1 } },
       disputes: { total: 1, open: 1 },
@@ -244,9 +269,10 @@ describe('GET /v1/analytics/revenue', () => {
 });
 
 describe('GET /v1/analytics/licenses', () => {
-  test('counts issued, suspended, revoked and expired per day, and the licenses active at each day’s end', async () => {
+  test('counts issued, suspended, revoked and expired per day, the licenses active at each day’s end, and verifications', async () => {
     const body = (await get('/analytics/licenses?from=2026-03-01T00:00:00Z&interval=day')).expect(200).body;
     assert.deepEqual(body.totals, { active: 4, suspended: 2, revoked: 2, expired: 1 });
+    assert.deepEqual(body.verifications, { valid: 4, invalid: 3 });
     const point = (
       day: number,
       issued: number,
@@ -254,6 +280,7 @@ describe('GET /v1/analytics/licenses', () => {
       revoked: number,
       expired: number,
       active: number,
+      verifications = { valid: 0, invalid: 0 },
     ) => ({
       start: march(day),
       issued,
@@ -261,14 +288,15 @@ describe('GET /v1/analytics/licenses', () => {
       revoked,
       expired,
       active,
+      verifications,
     });
     assert.deepEqual(body.points, [
       point(1, 0, 0, 0, 0, 0),
-      point(2, 6, 0, 0, 0, 6),
+      point(2, 6, 0, 0, 0, 6, { valid: 3, invalid: 0 }),
       point(3, 2, 1, 0, 0, 7),
-      point(4, 0, 0, 2, 1, 4),
+      point(4, 0, 0, 2, 1, 4, { valid: 0, invalid: 3 }),
       ...range(5, 9).map((day) => point(day, 0, 0, 0, 0, 4)),
-      point(10, 1, 1, 0, 0, 4),
+      point(10, 1, 1, 0, 0, 4, { valid: 1, invalid: 0 }),
       point(11, 0, 0, 0, 0, 4),
       point(12, 0, 0, 0, 0, 4),
     ]);
@@ -279,11 +307,17 @@ describe('GET /v1/analytics/licenses', () => {
       200,
     ).body;
     assert.deepEqual(
-      months.points.map((p: Record<string, unknown>) => [p.start, p.issued, p.expired, p.active]),
+      months.points.map((p: Record<string, unknown>) => [
+        p.start,
+        p.issued,
+        p.expired,
+        p.active,
+        p.verifications,
+      ]),
       [
-        ['2026-01-01T00:00:00.000Z', 0, 0, 0],
-        ['2026-02-01T00:00:00.000Z', 0, 0, 0],
-        ['2026-03-01T00:00:00.000Z', 9, 1, 4],
+        ['2026-01-01T00:00:00.000Z', 0, 0, 0, { valid: 0, invalid: 0 }],
+        ['2026-02-01T00:00:00.000Z', 0, 0, 0, { valid: 0, invalid: 0 }],
+        ['2026-03-01T00:00:00.000Z', 9, 1, 4, { valid: 4, invalid: 3 }],
       ],
     );
     const ahead = (await get('/analytics/licenses?from=2026-03-11T00:00:00Z&to=2026-03-14T00:00:00Z')).expect(

@@ -1,2 +1,3 @@
 export { registerAnalyticsRoutes } from './routes.js';
 export { type AnalyticsService, createAnalyticsService } from './service.js';
+export { createVerificationCounter, type VerificationCounter } from './verification-counts.js';

@@ -65,6 +65,12 @@ const UserCounts = Type.Object({
   deleted: Count,
 });
 
+/**
+ * License verifications (verify and validate-hardware) that found their license: valid ones and
+ * those answered valid: false. Counted per UTC day; each node writes its counts every few seconds.
+ */
+const verifications = (description: string) => Type.Object({ valid: Count, invalid: Count }, { description });
+
 const CurrencyRevenue = Type.Object({ currency: Type.String(), amount: Amount, orders: Count });
 
 export const Stats = Type.Object(
@@ -72,7 +78,13 @@ export const Stats = Type.Object(
     users: UserCounts,
     apps: Type.Object({ total: Count }),
     products: Type.Object({ total: Count, active: Count }),
-    licenses: Type.Object({ total: Count, byStatus: countsOf(LICENSE_STATUSES) }),
+    licenses: Type.Object({
+      total: Count,
+      byStatus: countsOf(LICENSE_STATUSES),
+      verificationsLast30Days: verifications(
+        'Verifications that found their license, today and the 29 UTC days before',
+      ),
+    }),
     orders: Type.Object({ total: Count, byStatus: countsOf(ORDER_STATUSES), refunded: Count }),
     subscriptions: Type.Object({ total: Count, byStatus: countsOf(SUBSCRIPTION_STATUSES) }),
     disputes: Type.Object({ total: Count, open: Count }),
@@ -103,6 +115,7 @@ export const RevenueSeries = Type.Object(
 export const LicenseSeries = Type.Object(
   series({
     totals: countsOf(LICENSE_STATUSES),
+    verifications: verifications('Verifications that found their license: the sum of the points'),
     points: Type.Array(
       Type.Object({
         start: Timestamp,
@@ -111,10 +124,11 @@ export const LicenseSeries = Type.Object(
         suspended: Count,
         expired: Count,
         active: Count,
+        verifications: verifications("Verifications that found their license, over the bucket's UTC days"),
       }),
     ),
   }),
-  { description: 'Totals now, and one point per bucket' },
+  { description: 'Totals now, verifications over the range, and one point per bucket' },
 );
 
 export const UserSeries = Type.Object(

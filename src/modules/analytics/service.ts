@@ -42,6 +42,7 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
         const subscriptions = await store.countSubscriptions(trx);
         const disputes = await store.countDisputes(trx, OPEN_DISPUTE_STATUSES);
         const revenue = await store.revenueByCurrency(trx);
+        const verifications = await store.countVerifications(trx, isoDay(now, -29), isoDay(now));
         const orderCounts = countsBy(ORDER_STATUSES, orders);
         const refunded = orders.find((row) => row.status === 'canceled')?.paid ?? 0;
         const subscriptionCounts = countsBy(SUBSCRIPTION_STATUSES, subscriptions);
@@ -49,7 +50,11 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
           users,
           apps: { total: apps },
           products: { total: products.total, active: products.active },
-          licenses: { total: sum(licenses), byStatus: licenses },
+          licenses: {
+            total: sum(licenses),
+            byStatus: licenses,
+            verificationsLast30Days: { valid: verifications.valid, invalid: verifications.invalid },
+          },
           orders: { total: sum(orderCounts), byStatus: orderCounts, refunded },
           subscriptions: { total: sum(subscriptionCounts), byStatus: subscriptionCounts },
           disputes: { total: disputes.total, open: disputes.open },
@@ -95,6 +100,10 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
         return {
           ...echo(range),
           totals,
+          verifications: {
+            valid: points.reduce((total, point) => total + point.valid_verifications, 0),
+            invalid: points.reduce((total, point) => total + point.invalid_verifications, 0),
+          },
           points: points.map((point) => ({
             start: iso(point.start),
             issued: point.issued,
@@ -102,6 +111,7 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
             suspended: point.suspended,
             expired: point.expired,
             active: point.active,
+            verifications: { valid: point.valid_verifications, invalid: point.invalid_verifications },
           })),
         };
       });
@@ -168,6 +178,11 @@ function sum(counts: Record<string, number>): number {
 /** An exact decimal sum as a JSON number, rounded to the currency's minor unit. */
 function money(amount: string, currency: string): number {
   return fromDecimalString(Number(amount).toFixed(currencyExponent(currency) ?? 4));
+}
+
+/** The UTC day (YYYY-MM-DD) `days` days from the instant's. */
+function isoDay(at: Date, days = 0): string {
+  return new Date(at.getTime() + days * 86_400_000).toISOString().slice(0, 10);
 }
 
 function echo(range: SeriesRange) {

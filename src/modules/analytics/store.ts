@@ -206,6 +206,8 @@ export interface LicensePoint {
   revoked: number;
   suspended: number;
   active: number;
+  valid_verifications: number;
+  invalid_verifications: number;
 }
 
 /**
@@ -213,7 +215,8 @@ export interface LicensePoint {
  * events, whose data.status says which), and active at the bucket's end. A license is active
  * from created_at until ended_at, so the active count at a bucket's end is the count active
  * now, minus what was issued since, plus what ended since: window sums over the later buckets
- * and two counts after the range, never a count of everything before a bucket.
+ * and two counts after the range, never a count of everything before a bucket. Verifications
+ * are the stored daily counts of the bucket's UTC days (each bucket is whole days).
  */
 export async function licenseSeries(
   executor: Executor,
@@ -231,7 +234,9 @@ export async function licenseSeries(
         e.ended,
         e.expired,
         m.revoked,
-        m.suspended
+        m.suspended,
+        v.valid_verifications,
+        v.invalid_verifications
       from buckets b
       cross join lateral (
         select count(*) as ended, count(*) filter (where ended_at = expires_at) as expired
@@ -243,6 +248,14 @@ export async function licenseSeries(
           count(*) filter (where data ->> 'status' = 'suspended') as suspended
         from events where type = 'license.revoked' and ${inBucket('created_at', now)}
       ) m
+      cross join lateral (
+        select
+          coalesce(sum(valid), 0)::bigint as valid_verifications,
+          coalesce(sum(invalid), 0)::bigint as invalid_verifications
+        from license_verification_counts
+        where day >= (b.start at time zone 'UTC')::date and day < (b.next at time zone 'UTC')::date
+          and day <= (${now}::timestamptz at time zone 'UTC')::date
+      ) v
     ),
     after_range as (
       select
@@ -251,6 +264,7 @@ export async function licenseSeries(
     )
     select
       p.start, p.issued, p.expired, p.revoked, p.suspended,
+      p.valid_verifications, p.invalid_verifications,
       (${activeNow}::bigint
         - coalesce(sum(p.issued) over later, 0) - a.issued
         + coalesce(sum(p.ended) over later, 0) + a.ended)::bigint as active
@@ -312,4 +326,47 @@ export async function userSeries(
     order by p.start
   `.execute(executor);
   return rows;
+}
+
+/** One UTC day's verifications of one app, as a node tallied them since its last flush. */
+export interface VerificationTally {
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  appId: string;
+  valid: number;
+  invalid: number;
+}
+
+/**
+ * Adds tallies to the stored counts in one conditional statement; the arrays keep it at four
+ * parameters whatever the number of apps. An app deleted since its tally is skipped, so its
+ * counts cannot make every other app's fail.
+ */
+export async function addVerificationCounts(
+  executor: Executor,
+  tallies: readonly VerificationTally[],
+): Promise<void> {
+  await sql`
+    insert into license_verification_counts as t (day, app_id, valid, invalid)
+    select v.day, v.app_id, v.valid, v.invalid
+    from unnest(
+      ${tallies.map((tally) => tally.day)}::date[],
+      ${tallies.map((tally) => tally.appId)}::uuid[],
+      ${tallies.map((tally) => tally.valid)}::bigint[],
+      ${tallies.map((tally) => tally.invalid)}::bigint[]
+    ) as v (day, app_id, valid, invalid)
+    where exists (select 1 from apps where apps.id = v.app_id)
+    on conflict (day, app_id) do update
+      set valid = t.valid + excluded.valid, invalid = t.invalid + excluded.invalid
+  `.execute(executor);
+}
+
+/** Verifications of every app over the UTC days from `first` to `last`, both included. */
+export async function countVerifications(executor: Executor, first: string, last: string) {
+  const { rows } = await sql<{ valid: number; invalid: number }>`
+    select coalesce(sum(valid), 0)::bigint as valid, coalesce(sum(invalid), 0)::bigint as invalid
+    from license_verification_counts
+    where day between ${first}::date and ${last}::date
+  `.execute(executor);
+  return rows[0] ?? { valid: 0, invalid: 0 };
 }

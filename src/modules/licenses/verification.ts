@@ -22,6 +22,8 @@ export interface VerificationDeps {
   signer: TokenSigner | null;
   denylist: TokenDenylist;
   jwksUri: string;
+  /** Tallies outcomes in memory for the admin analytics; it must not do I/O (hot path). */
+  counts: { count(appId: string, valid: boolean): void };
 }
 
 type Found = NonNullable<Awaited<ReturnType<typeof store.findForVerification>>>;
@@ -39,7 +41,7 @@ export type Verification = ReturnType<typeof createVerification>;
  * validate an already bound device, and introspect or revoke the tokens handed out. Invalid
  * outcomes are answers (200, valid: false, a reason code), not errors.
  */
-export function createVerification({ db, clock, log, signer, denylist, jwksUri }: VerificationDeps) {
+export function createVerification({ db, clock, log, signer, denylist, jwksUri, counts }: VerificationDeps) {
   const notFoundResult: VerificationResultType = {
     valid: false,
     appId: null,
@@ -79,6 +81,8 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri }
       verificationType: verificationTierOf(found.tier),
       hw_bound: outcome.hwBound,
     };
+    // Every verification that found its license ends here; unknown keys have no app to count for.
+    counts.count(found.app_id, result.valid);
     if (!result.valid || !signer) return result;
     const metadata = found.metadata as LicenseMetadata;
     const issued = await signer.issue({

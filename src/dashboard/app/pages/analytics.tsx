@@ -90,6 +90,7 @@ export function AnalyticsPage() {
 }
 
 function StatCards({ stats }: { stats: Stats }) {
+  const verified = stats.licenses.verificationsLast30Days;
   const cards: [string, string, string][] = [
     [
       'Users',
@@ -102,6 +103,11 @@ function StatCards({ stats }: { stats: Stats }) {
       'Licenses',
       formatNumber(stats.licenses.total),
       `${stats.licenses.byStatus.active} active · ${stats.licenses.byStatus.suspended} suspended · ${stats.licenses.byStatus.revoked} revoked`,
+    ],
+    [
+      'Verifications (30 days)',
+      formatNumber(verified.valid + verified.invalid),
+      `${formatNumber(verified.valid)} valid · ${formatNumber(verified.invalid)} invalid`,
     ],
     ['Orders', formatNumber(stats.orders.total), `${stats.orders.byStatus.paid ?? 0} paid`],
     [
@@ -185,6 +191,17 @@ function Trends({ range }: { range: Range }) {
             labels={licenses.points.map((p) => label(p.start, licenses.interval))}
             axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
             series={[{ name: 'Active at the end', values: licenses.points.map((p) => p.active) }]}
+            format={formatNumber}
+          />
+          <Chart
+            kind="bar"
+            title="Verifications"
+            labels={licenses.points.map((p) => label(p.start, licenses.interval))}
+            axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
+            series={[
+              { name: 'Valid', values: licenses.points.map((p) => p.verifications.valid) },
+              { name: 'Invalid', values: licenses.points.map((p) => p.verifications.invalid) },
+            ]}
             format={formatNumber}
           />
           <Chart

@@ -1,0 +1,82 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Log } from '../../platform/log.js';
+import { addVerificationCounts, type VerificationTally } from './store.js';
+
+export type VerificationCounter = ReturnType<typeof createVerificationCounter>;
+
+/**
+ * License verifications tallied per UTC day, app and outcome in this process's memory, and added
+ * to the database by flush(). Counting does no I/O, so the verify path stays one read; what a
+ * crash loses is what was counted since the last flush.
+ */
+export function createVerificationCounter({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
+  const tallies = new Map<string, VerificationTally>();
+  let writing: Promise<boolean> | null = null;
+  let queued: Promise<boolean> | null = null;
+
+  /**
+   * Writes a copy of the tallies taken before the first await, then subtracts what was written:
+   * counts made during the write stay for the next flush, and a failed write keeps them all.
+   */
+  async function write(): Promise<boolean> {
+    const batch = [...tallies.values()].map((tally) => ({ ...tally }));
+    if (batch.length === 0) return true;
+    try {
+      await addVerificationCounts(db, batch);
+    } catch (err) {
+      log.error({ err, tallies: batch.length }, 'license.verify.count_flush_failed');
+      return false;
+    }
+    for (const written of batch) {
+      const key = keyOf(written.day, written.appId);
+      // Only this function removes tallies, and one write runs at a time: the entry is still there.
+      const tally = tallies.get(key) as VerificationTally;
+      tally.valid -= written.valid;
+      tally.invalid -= written.invalid;
+      if (tally.valid === 0 && tally.invalid === 0) tallies.delete(key);
+    }
+    return true;
+  }
+
+  /**
+   * Adds everything counted before the call to the database; true when written (or nothing to
+   * write), false when the database refused it (logged; kept for the next flush). Never rejects.
+   * One write at a time: a flush asked during one runs after it, and callers asking meanwhile
+   * share that next write.
+   */
+  function flush(): Promise<boolean> {
+    if (!writing) {
+      writing = write().finally(() => {
+        writing = null;
+      });
+      return writing;
+    }
+    queued ??= writing.then(() => {
+      queued = null;
+      return flush();
+    });
+    return queued;
+  }
+
+  return {
+    /** One verification that found its license (so its app is known), valid or not. */
+    count(appId: string, valid: boolean): void {
+      const day = clock.now().toISOString().slice(0, 10);
+      const key = keyOf(day, appId);
+      let tally = tallies.get(key);
+      if (!tally) {
+        tally = { day, appId, valid: 0, invalid: 0 };
+        tallies.set(key, tally);
+      }
+      if (valid) tally.valid += 1;
+      else tally.invalid += 1;
+    },
+
+    flush,
+  };
+}
+
+function keyOf(day: string, appId: string): string {
+  return `${day} ${appId}`;
+}
