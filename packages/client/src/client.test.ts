@@ -53,6 +53,12 @@ describe('the typed API client', () => {
       metadata: { plan: 'pro' },
     });
     assert.equal((await backend.licenses.list(appId, { productId: product.id })).total, 1);
+    const byKey = await backend.licenses.list(appId, { key: license.key.toLowerCase() });
+    assert.deepEqual(
+      byKey.licenses.map((found) => found.id),
+      [license.id],
+    );
+    assert.equal(product.checkoutUrl.endsWith(`/checkout/${product.id}`), true);
     assert.equal((await backend.licenses.suspend(appId, license.id)).status, 'suspended');
     assert.equal((await backend.licenses.reinstate(appId, license.id)).status, 'active');
   });

@@ -123,7 +123,13 @@ export class LicensingClient {
   readonly licenses = {
     list: (
       appId: string,
-      query: PageQuery & { status?: License['status']; productId?: string; email?: string } = {},
+      query: PageQuery & {
+        status?: License['status'];
+        productId?: string;
+        email?: string;
+        /** The exact license key (any case, with or without dashes). */
+        key?: string;
+      } = {},
     ) => this.request<Page<'licenses', License>>('GET', `/apps/${appId}/licenses`, undefined, query),
     issue: (appId: string, input: LicenseInput = {}) =>
       this.request<License>('POST', `/apps/${appId}/licenses`, input),
