@@ -81,9 +81,12 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri, 
       verificationType: verificationTierOf(found.tier),
       hw_bound: outcome.hwBound,
     };
-    // Every verification that found its license ends here; unknown keys have no app to count for.
-    counts.count(found.app_id, result.valid);
-    if (!result.valid || !signer) return result;
+    // Every verification that found its license ends here (unknown keys have no app to count
+    // for); a valid one is counted once its answer is complete, so a failed signing is not.
+    if (!result.valid || !signer) {
+      counts.count(found.app_id, result.valid);
+      return result;
+    }
     const metadata = found.metadata as LicenseMetadata;
     const issued = await signer.issue({
       licenseId: found.id,
@@ -95,6 +98,7 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri, 
       features: Array.isArray(metadata.features) ? metadata.features : undefined,
       licenseExpiresAt: found.expires_at,
     });
+    counts.count(found.app_id, true);
     if (!issued) return result;
     return {
       ...result,

@@ -43,11 +43,7 @@ export function createSubscriptionService({
      * its expiry (the end of the paid period). A second cancel answers 409.
      */
     async cancel(principal: Principal, id: string) {
-      const _row = visibleTo(
-        principal,
-        await store.findOwnedSubscription(db, principal.userId, id),
-        'Subscription',
-      );
+      visibleTo(principal, await store.findOwnedSubscription(db, principal.userId, id), 'Subscription');
       const now = clock.now();
       const canceled = await db.transaction().execute(async (trx) => {
         const moved = await store.cancelSubscription(trx, id, now);

@@ -508,6 +508,16 @@ describe('merchant webhooks', () => {
       404,
       'not_found',
     );
+    assertError(
+      await server.api.post(
+        `/products/${s.product.id}/merchant-webhook/deliveries/${failed.logs[0].deliveryId}/redeliver`,
+        undefined,
+        { token: other.token },
+      ),
+      404,
+      'not_found',
+    );
+    assert.equal(receiver.requests.filter((r) => r.path === `/log-${s.product.id}`).length, 2);
     (
       await server.api.patch(
         `/products/${s.product.id}`,
@@ -524,5 +534,30 @@ describe('merchant webhooks', () => {
       409,
       'conflict',
     );
+  });
+
+  test('a receiver answering 410 Gone does not switch the product’s merchant webhook off', async () => {
+    const path = `/gone-${Math.random().toString(36).slice(2)}`;
+    const s = await subscribe('4242424242424242', { merchantWebhookUrl: `${receiver.url}${path}` });
+    receiver.answer((request) => (request.path === path ? { status: 410 } : { status: 200, body: 'ok' }));
+    try {
+      await server.service.modules.deliveryWorker.runOnce();
+    } finally {
+      receiver.answer({ status: 200, body: 'ok' });
+    }
+    const gone = receiver.requests.filter((r) => r.path === path).length;
+    assert.ok(gone >= 2, 'the purchase events were answered 410');
+
+    // The seller's URL is the only switch: the next events go out, and the purchase's retries too.
+    clock.advance(28 * DAY);
+    (await charge(renewal(s))).expect(200);
+    await server.service.modules.deliveryWorker.runOnce();
+    const later = receiver.requests.filter((r) => r.path === path).slice(gone);
+    assert.deepEqual(later.map((r) => r.json.type).sort(), [
+      'payment.succeeded',
+      'payment.succeeded',
+      'subscription.created',
+      'subscription.renewed',
+    ]);
   });
 });

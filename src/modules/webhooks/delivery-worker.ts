@@ -73,7 +73,9 @@ export function createDeliveryWorker({
       },
       'webhook.delivery.attempted',
     );
-    if (!endpoint || result.success) return;
+    // A merchant endpoint is switched by its product's merchantWebhookUrl alone (sellers have no
+    // enable route for it), so its failures retry and end as failed but never switch it off.
+    if (!endpoint || result.success || delivery.kind === 'merchant') return;
     if (result.statusCode === 410) {
       await store.setEndpointEnabled(db, endpoint.id, false, 'the receiver answered 410 Gone', at);
       log.warn({ endpointId: endpoint.id }, 'webhook.endpoint.disabled');
