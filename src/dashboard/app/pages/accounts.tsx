@@ -120,12 +120,13 @@ export function AccountsPage() {
           key={selected.id}
           account={selected}
           own={selected.id === me.id}
+          // An answer that arrives after another account was opened only refreshes the list.
           onChanged={(updated) => {
-            setSelected(updated);
+            setSelected((current) => (current?.id === updated.id ? updated : current));
             accounts.reload();
           }}
           onClosed={() => {
-            setSelected(null);
+            setSelected((current) => (current?.id === selected.id ? null : current));
             accounts.reload();
             // The panel and the button that opened it are gone: the list is where the user was.
             listHeading.current?.focus();
