@@ -83,11 +83,12 @@ describe('the API reference documents', () => {
     // Strict about keywords: an unknown one (our validator's errorMessage, say) fails to compile.
     const ajv = new Ajv2020({ strict: false, strictSchema: true, validateFormats: true });
     addFormats(ajv);
-    ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs']);
+    ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs', 'components']);
     for (const doc of Object.values(documents)) {
       for (const { where, schema } of schemas(doc)) {
+        // References point into the document's components, so each schema is compiled with them.
         assert.doesNotThrow(
-          () => ajv.compile(structuredClone(schema)),
+          () => ajv.compile({ ...structuredClone(schema), components: doc.components }),
           `${where}: ${JSON.stringify(schema)}`,
         );
       }
@@ -146,6 +147,7 @@ describe('the API reference documents', () => {
             assert.ok(response.content, `${name} ${status} declares no media type`);
             const json = response.content['application/json'];
             if (json || !response.content['text/html']) {
+              assert.deepEqual(json?.schema?.allOf, [{ $ref: '#/components/schemas/ErrorBody' }]);
               const error = json?.schema?.properties?.error;
               assert.ok(error?.properties?.code?.enum?.length, `${name} ${status} lists no error codes`);
             }
@@ -191,6 +193,24 @@ describe('the API reference documents', () => {
     assert.equal(limit.schema.maximum, 100);
     assert.equal(limit.required ?? false, false, 'a default means a client may leave it out');
     assert.equal(limit.schema.default, 20);
+  });
+
+  test('failures share one error body and narrow its code, which a response is checked against', () => {
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addVocabulary(['example', 'components']);
+    const remove = documents.core.paths['/v1/products/{id}'].delete.responses;
+    const conflict = remove['409'].content['application/json'].schema;
+    const validate = ajv.compile({ ...conflict, components: documents.core.components });
+    const body = (code: string) => ({ error: { code, message: 'm', requestId: 'r' } });
+    assert.equal(validate(body('product_in_use')), true);
+    assert.equal(validate(body('not_found')), false, 'a code the status does not answer');
+    assert.equal(validate({ error: { code: 'product_in_use', message: 'm' } }), false, 'requestId');
+    for (const doc of Object.values(documents))
+      assert.doesNotMatch(
+        JSON.stringify(doc.paths),
+        /"requestId"/,
+        'the body is described once, in components',
+      );
   });
 
   test('no request field with a default is required of the client', () => {

@@ -4,7 +4,7 @@ import type { FastifySchema, RouteOptions } from 'fastify';
 import Type from 'typebox';
 import type { HttpApp } from '../create-http-app.js';
 import type { AuthRequirement } from '../principal.js';
-import { textResponse } from '../schemas.js';
+import { ErrorBody, textResponse } from '../schemas.js';
 import { PAGE_POLICY, renderReferencePage } from './page.js';
 
 /**
@@ -158,8 +158,49 @@ function transform({ schema, url, route }: { schema: FastifySchema; url: string;
   };
 }
 
+const ERROR_BODY_REF = { $ref: '#/components/schemas/ErrorBody' };
+
+interface SchemaNode {
+  description?: string;
+  enum?: unknown[];
+  properties?: Record<string, SchemaNode>;
+}
+interface ResponseNode {
+  description?: string;
+  content?: Record<string, { schema?: SchemaNode & Record<string, unknown> }>;
+}
+
+/**
+ * Every failure answers the one error body; only its `code` values differ by route and status.
+ * The body is described once in components and each failure narrows `code`, so a client's
+ * generator makes one error type and the document stays a third of its size.
+ */
+function shareErrorBody(openapiObject: Record<string, unknown>): void {
+  const components = (openapiObject.components ?? {}) as Record<string, Record<string, unknown>>;
+  components.schemas = { ...components.schemas, ErrorBody: documentSchema(ErrorBody) };
+  openapiObject.components = components;
+  for (const item of Object.values((openapiObject.paths ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const operation of Object.values(item)) {
+      const responses = (operation as { responses?: Record<string, ResponseNode> }).responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
+        const json = /^[45]/.test(status) ? response.content?.['application/json'] : undefined;
+        const codes = json?.schema?.properties?.error?.properties?.code?.enum;
+        if (!json?.schema || !Array.isArray(codes)) continue;
+        // The codes' description stays only where the response says something else (a page).
+        const { description } = json.schema;
+        json.schema = {
+          ...(description && description !== response.description ? { description } : {}),
+          allOf: [ERROR_BODY_REF],
+          properties: { error: { properties: { code: { enum: codes } } } },
+        };
+      }
+    }
+  }
+}
+
 /** Tags used by operations, each described; a tag without a description still gets listed. */
 function transformObject({ openapiObject }: { openapiObject: Record<string, unknown> }) {
+  shareErrorBody(openapiObject);
   const used = new Set<string>();
   for (const item of Object.values((openapiObject.paths ?? {}) as Record<string, Record<string, unknown>>)) {
     for (const operation of Object.values(item)) {
