@@ -1,0 +1,158 @@
+import type { DisputeRow, OrderRow, OrderStatus } from '../../platform/db/schema.js';
+import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
+import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
+import { fromDecimalString } from '../../platform/money.js';
+import type { PaymentServiceDeps } from './service.js';
+import * as store from './store.js';
+
+type Window = 'all' | 'today' | 'week' | 'month';
+
+/** The seller's reads: their orders, transactions and disputes, as far as their credential sees. */
+export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' | 'clock'>) {
+  return {
+    async transactionStatus(principal: Principal, transactionId: string) {
+      const order = visibleTo(
+        principal,
+        await store.findOwnedTransaction(db, principal.userId, transactionId),
+        'Transaction',
+      );
+      return {
+        status: 200 as const,
+        transactionStatus: order.status,
+        transactionStatusReason: order.status_reason,
+        info: order.payment_provider === 'sandbox' ? 'sandbox payment: test mode, no money moved' : '',
+        transaction: toTransaction(order),
+      };
+    },
+
+    /** Up to 200 of the seller's transactions by id, within a relative window (UTC). */
+    async transactions(
+      principal: Principal,
+      input: { transactionsId: string[]; limits: Window; email?: string },
+    ) {
+      const now = clock.now();
+      const from = windowStart(input.limits, now);
+      const { rows, total } = await store.listOrders(
+        db,
+        principal.userId,
+        {
+          statuses: ['pending', 'paid', 'canceled', 'rejected'],
+          transactionIds: input.transactionsId,
+          email: input.email,
+          appId: apiKeyAppId(principal),
+          ...(from ? { from } : {}),
+          to: new Date(now.getTime() + 1),
+        },
+        { limit: 200, offset: 0 },
+      );
+      return {
+        transactions: rows.map(toTransaction),
+        total,
+        limits: input.limits,
+        from: isoOrNull(from),
+        to: iso(now),
+      };
+    },
+
+    async listOrders(
+      principal: Principal,
+      filter: { status?: OrderStatus; productId?: string; email?: string; from?: string; to?: string },
+      page: Page,
+    ) {
+      const { rows, total } = await store.listOrders(
+        db,
+        principal.userId,
+        {
+          statuses: filter.status ? [filter.status] : ['paid', 'pending'],
+          appId: apiKeyAppId(principal),
+          productId: filter.productId,
+          email: filter.email,
+          from: filter.from ? new Date(filter.from) : undefined,
+          to: filter.to ? new Date(filter.to) : undefined,
+        },
+        page,
+      );
+      return { orders: rows.map(toOrderSummary), total, ...page };
+    },
+
+    async listDisputes(principal: Principal, filter: { status?: string }, page: Page) {
+      const { rows, total } = await store.listDisputes(
+        db,
+        principal.userId,
+        { ...filter, appId: apiKeyAppId(principal) },
+        page,
+      );
+      return { disputes: rows.map(toDisputeSummary), total, ...page };
+    },
+
+    async getDispute(principal: Principal, id: string) {
+      const row = visibleTo(principal, await store.findOwnedDispute(db, principal.userId, id), 'Dispute');
+      return {
+        ...toDisputeSummary(row),
+        evidenceDueBy: isoOrNull(row.evidence_due_by),
+        updatedAt: iso(row.updated_at),
+      };
+    },
+
+    async getOrder(principal: Principal, id: string) {
+      const order = visibleTo(principal, await store.findOwnedOrder(db, principal.userId, id), 'Order');
+      return { ...toOrderSummary(order), licenseId: order.license_id, updatedAt: iso(order.updated_at) };
+    },
+  };
+}
+
+/** Relative windows in UTC: today from 00:00 UTC, week the last 7 days, month the last 30 days. */
+export function windowStart(window: Window, now: Date): Date | null {
+  const day = 86_400_000;
+  switch (window) {
+    case 'all':
+      return null;
+    case 'today':
+      return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    case 'week':
+      return new Date(now.getTime() - 7 * day);
+    case 'month':
+      return new Date(now.getTime() - 30 * day);
+  }
+}
+
+function toTransaction(order: OrderRow) {
+  return {
+    transactionId: order.transaction_id,
+    transactionStatus: order.status,
+    statusReason: order.status_reason,
+    licenseId: order.license_id,
+    productId: order.product_id,
+    amount: fromDecimalString(order.amount),
+    currency: order.currency,
+    email: order.email,
+    timestamp: iso(order.updated_at),
+    paymentProvider: order.payment_provider,
+  };
+}
+
+function toDisputeSummary(row: DisputeRow) {
+  return {
+    id: row.id,
+    orderId: row.order_id,
+    status: row.status,
+    amount: fromDecimalString(row.amount),
+    currency: row.currency,
+    reason: row.reason,
+    createdAt: iso(row.created_at),
+  };
+}
+
+function toOrderSummary(order: OrderRow) {
+  return {
+    id: order.id,
+    productId: order.product_id,
+    email: order.email,
+    amount: fromDecimalString(order.amount),
+    currency: order.currency,
+    status: order.status,
+    paymentProvider: order.payment_provider,
+    transactionId: order.transaction_id,
+    createdAt: iso(order.created_at),
+  };
+}
