@@ -102,7 +102,7 @@ export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' |
 }
 
 /** Relative windows in UTC: today from 00:00 UTC, week the last 7 days, month the last 30 days. */
-export function windowStart(window: Window, now: Date): Date | null {
+function windowStart(window: Window, now: Date): Date | null {
   const day = 86_400_000;
   switch (window) {
     case 'all':
