@@ -22,8 +22,6 @@ export interface DashboardBundle {
   css: Asset;
 }
 
-export type BundleLoader = () => Promise<DashboardBundle>;
-
 async function buildBundle(): Promise<DashboardBundle> {
   const result = await build({
     entryPoints: [
@@ -52,20 +50,16 @@ async function buildBundle(): Promise<DashboardBundle> {
   return { js: asset('.js'), css: asset('.css') };
 }
 
-/**
- * Builds once, on the first asset request, and keeps the result for the life of the process.
- * A failed build is not kept, so the next request tries again.
- */
-export function createBundleLoader(): BundleLoader {
-  let pending: Promise<DashboardBundle> | null = null;
-  return () => {
-    pending ??= buildBundle().catch((error: unknown) => {
-      pending = null;
-      throw error;
-    });
-    return pending;
-  };
-}
+let pending: Promise<DashboardBundle> | null = null;
 
-/** The process's one bundle, shared by every core host it runs (tests start several). */
-export const dashboardBundle = createBundleLoader();
+/**
+ * The process's one bundle, shared by every core host it runs (tests start several): built on
+ * the first asset request and kept. A failed build is not kept, so the next request tries again.
+ */
+export function dashboardBundle(): Promise<DashboardBundle> {
+  pending ??= buildBundle().catch((error: unknown) => {
+    pending = null;
+    throw error;
+  });
+  return pending;
+}

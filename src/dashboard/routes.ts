@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpApp } from '../platform/http/create-http-app.js';
 import { noContent } from '../platform/http/responses.js';
 import { textResponse } from '../platform/http/schemas.js';
-import { type Asset, type BundleLoader, type DashboardBundle, dashboardBundle } from './bundle.js';
+import { type Asset, type DashboardBundle, dashboardBundle } from './bundle.js';
 import { DASHBOARD_POLICY, DASHBOARD_SHELL } from './shell.js';
 
 const SECURITY_HEADERS = {
@@ -26,7 +26,7 @@ function assetBody(request: FastifyRequest, reply: FastifyReply, asset: Asset, t
 }
 
 /** The seller dashboard at the core host's root: one page and its two assets, all public. */
-export function registerDashboardRoutes(app: HttpApp, bundle: BundleLoader = dashboardBundle): void {
+export function registerDashboardRoutes(app: HttpApp): void {
   app.get('/dashboard', {
     config: { auth: 'public' },
     schema: {
@@ -56,7 +56,7 @@ export function registerDashboardRoutes(app: HttpApp, bundle: BundleLoader = das
           304: noContent('Not modified: the copy named by If-None-Match is current'),
         },
       },
-      handler: async (request, reply) => assetBody(request, reply, (await bundle())[part], type),
+      handler: async (request, reply) => assetBody(request, reply, (await dashboardBundle())[part], type),
     });
   }
 }

@@ -36,7 +36,7 @@ export function configureApi(next: Hooks): void {
   hooks = next;
 }
 
-export function withQuery(path: string, query: Query = {}): string {
+function withQuery(path: string, query: Query = {}): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined && value !== null && value !== '') params.set(name, String(value));

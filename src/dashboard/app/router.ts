@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
  * Screens live in the URL's hash (#/apps/…): the server serves one page for all of them, and
  * the back button, reloads and links to a screen keep working.
  */
-export function currentPath(): string {
+function currentPath(): string {
   const path = location.hash.replace(/^#/, '');
   return path.startsWith('/') ? path : '/';
 }

@@ -27,7 +27,7 @@ const HEIGHT = 240;
 const PAD = { top: 12, right: 16, bottom: 36, left: 72 };
 
 /** A round number at or above `max` (1, 2 or 5 times a power of ten), so the axis reads well. */
-export function niceCeiling(max: number): number {
+function niceCeiling(max: number): number {
   if (max <= 0) return 1;
   const power = 10 ** Math.floor(Math.log10(max));
   const step = [1, 2, 5, 10].find((m) => m * power >= max) ?? 10;

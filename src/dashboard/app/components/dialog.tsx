@@ -6,7 +6,7 @@ import { CopyButton } from './copy';
  * A modal <dialog>: the browser moves focus into it, keeps it there, and closes it on Escape.
  * Focus goes back to what had it before, so a keyboard user does not lose their place.
  */
-export function Dialog({
+function Dialog({
   open,
   title,
   onClose,

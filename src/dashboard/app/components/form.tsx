@@ -292,3 +292,35 @@ export function Form({
     </form>
   );
 }
+
+/**
+ * A list's search: its fields, then Search and Clear search. The caller keeps the fields' draft,
+ * so `onClear` empties both the draft and the list's filter.
+ */
+export function SearchForm({
+  label,
+  onSearch,
+  onClear,
+  children,
+}: {
+  label: string;
+  onSearch(): void;
+  onClear(): void;
+  children: ComponentChildren;
+}) {
+  return (
+    <search>
+      <Form label={label} class="form filters" onSubmit={onSearch}>
+        {children}
+        <div class="actions">
+          <button type="submit" class="primary">
+            Search
+          </button>
+          <button type="button" class="secondary" onClick={() => onClear()}>
+            Clear search
+          </button>
+        </div>
+      </Form>
+    </search>
+  );
+}

@@ -153,6 +153,26 @@ export function NumberedPager({
   );
 }
 
+/** How many rows a list holds ("3 licenses found."), said to screen readers as it changes. */
+export function ResultCount({
+  total,
+  noun: [one, many],
+  searching,
+  none,
+}: {
+  total: number;
+  noun: [string, string];
+  searching: boolean;
+  /** What stands when the list is empty. */
+  none: string;
+}) {
+  return (
+    <p aria-live="polite">
+      {total === 0 ? none : `${total} ${total === 1 ? one : many}${searching ? ' found' : ''}.`}
+    </p>
+  );
+}
+
 /**
  * An offset-paginated list read from `path` with a filter in its query. A new filter starts
  * again from the first page, in the same render, so the list is read once.

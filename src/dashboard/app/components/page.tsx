@@ -1,4 +1,4 @@
-import { type ComponentChildren, Fragment } from 'preact';
+import { type ComponentChildren, Fragment, type RefObject } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 import type { ApiError } from '../api';
 
@@ -39,12 +39,25 @@ export function Page({
   );
 }
 
-/** A part of a screen, named by its heading (a region, to assistive technology). */
-export function Section({ title, children }: { title: string; children: ComponentChildren }) {
+/**
+ * A part of a screen, named by its heading (a region, to assistive technology). With
+ * `headingRef`, the heading can take focus when the screen sends the user there.
+ */
+export function Section({
+  title,
+  headingRef,
+  children,
+}: {
+  title: string;
+  headingRef?: RefObject<HTMLHeadingElement | null>;
+  children: ComponentChildren;
+}) {
   const id = useId();
   return (
     <section aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
+      <h2 id={id} ref={headingRef} tabIndex={headingRef ? -1 : undefined}>
+        {title}
+      </h2>
       {children}
     </section>
   );

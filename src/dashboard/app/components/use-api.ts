@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../api';
 
-export function asApiError(error: unknown): ApiError {
+function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   return new ApiError(0, 'client_error', error instanceof Error ? error.message : String(error));
 }

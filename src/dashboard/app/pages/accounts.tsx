@@ -1,10 +1,18 @@
-import type { ComponentChildren, RefObject } from 'preact';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { useConfirm } from '../components/dialog';
-import { ActionButton, Form, FormError, optionsOf, SelectField, Submit, TextField } from '../components/form';
-import { ListTable, Pager, useOffsetList } from '../components/list';
-import { Facts, Loading, Page } from '../components/page';
+import {
+  ActionButton,
+  Form,
+  FormError,
+  optionsOf,
+  SearchForm,
+  SelectField,
+  Submit,
+  TextField,
+} from '../components/form';
+import { ListTable, Pager, ResultCount, useOffsetList } from '../components/list';
+import { Facts, Loading, Page, Section } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction } from '../components/use-api';
 import { formatDate, formatDateTime } from '../format';
@@ -28,59 +36,46 @@ export function AccountsPage() {
   return (
     <Page title="Accounts">
       <p class="muted">Every seller and administrator of the service. Only administrators see this page.</p>
-      <Region title="Find accounts" headingRef={listHeading}>
-        <search>
-          <Form
-            label="Search accounts"
-            class="form filters"
-            onSubmit={() => accounts.filterBy({ ...draft, email: draft.email.trim() })}
-          >
-            <TextField
-              label="E-mail contains"
-              name="email"
-              autoComplete="off"
-              value={draft.email}
-              onValue={(email) => setDraft({ ...draft, email })}
-            />
-            <SelectField
-              label="Role"
-              name="role"
-              value={draft.role}
-              options={[{ value: '', label: 'Any role' }, ...optionsOf(ROLES, roleName)]}
-              onValue={(role) => setDraft({ ...draft, role })}
-            />
-            <SelectField
-              label="Plan tier"
-              name="tier"
-              value={draft.tier}
-              options={[{ value: '', label: 'Any tier' }, ...optionsOf(TIERS)]}
-              onValue={(tier) => setDraft({ ...draft, tier })}
-            />
-            <div class="actions">
-              <button type="submit" class="primary">
-                Search
-              </button>
-              <button
-                type="button"
-                class="secondary"
-                onClick={() => {
-                  setDraft(NO_SEARCH);
-                  accounts.filterBy(NO_SEARCH);
-                }}
-              >
-                Clear search
-              </button>
-            </div>
-          </Form>
-        </search>
+      <Section title="Find accounts" headingRef={listHeading}>
+        <SearchForm
+          label="Search accounts"
+          onSearch={() => accounts.filterBy({ ...draft, email: draft.email.trim() })}
+          onClear={() => {
+            setDraft(NO_SEARCH);
+            accounts.filterBy(NO_SEARCH);
+          }}
+        >
+          <TextField
+            label="E-mail contains"
+            name="email"
+            autoComplete="off"
+            value={draft.email}
+            onValue={(email) => setDraft({ ...draft, email })}
+          />
+          <SelectField
+            label="Role"
+            name="role"
+            value={draft.role}
+            options={[{ value: '', label: 'Any role' }, ...optionsOf(ROLES, roleName)]}
+            onValue={(role) => setDraft({ ...draft, role })}
+          />
+          <SelectField
+            label="Plan tier"
+            name="tier"
+            value={draft.tier}
+            options={[{ value: '', label: 'Any tier' }, ...optionsOf(TIERS)]}
+            onValue={(tier) => setDraft({ ...draft, tier })}
+          />
+        </SearchForm>
         <Loading state={accounts}>
           {(page) => (
             <>
-              <p aria-live="polite">
-                {page.total === 0
-                  ? 'No account matches this search.'
-                  : `${page.total} ${page.total === 1 ? 'account' : 'accounts'}${searching ? ' found' : ''}.`}
-              </p>
+              <ResultCount
+                total={page.total}
+                noun={['account', 'accounts']}
+                searching={searching}
+                none="No account matches this search."
+              />
               <ListTable
                 caption="Accounts"
                 rows={page.users}
@@ -114,7 +109,7 @@ export function AccountsPage() {
             </>
           )}
         </Loading>
-      </Region>
+      </Section>
       {selected && (
         <ManageAccount
           key={selected.id}
@@ -211,7 +206,7 @@ function ManageAccount({
   };
 
   return (
-    <Region title={`Account: ${account.email}`} headingRef={heading}>
+    <Section title={`Account: ${account.email}`} headingRef={heading}>
       <Facts
         facts={{
           'E-mail': account.email,
@@ -267,27 +262,6 @@ function ManageAccount({
         </>
       )}
       {confirmDialog}
-    </Region>
-  );
-}
-
-/** A Section whose heading takes focus when the screen sends the user there. */
-function Region({
-  title,
-  headingRef,
-  children,
-}: {
-  title: string;
-  headingRef: RefObject<HTMLHeadingElement | null>;
-  children: ComponentChildren;
-}) {
-  const id = useId();
-  return (
-    <section aria-labelledby={id}>
-      <h2 id={id} ref={headingRef} tabIndex={-1}>
-        {title}
-      </h2>
-      {children}
-    </section>
+    </Section>
   );
 }

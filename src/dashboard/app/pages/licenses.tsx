@@ -4,13 +4,14 @@ import { CopyButton } from '../components/copy';
 import {
   Form,
   namedOptions,
+  SearchForm,
   SelectField,
   StatusSelect,
   Submit,
   TextArea,
   TextField,
 } from '../components/form';
-import { ListTable, Pager, useOffsetList } from '../components/list';
+import { ListTable, Pager, ResultCount, useOffsetList } from '../components/list';
 import { Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
@@ -81,64 +82,49 @@ function AppLicenses({ appId }: { appId: string }) {
   return (
     <>
       <Section title="Find licenses">
-        <search>
-          <Form
-            label="Search licenses"
-            class="form filters"
-            onSubmit={() => licenses.filterBy({ ...draft, key: draft.key.trim(), email: draft.email.trim() })}
-          >
-            <TextField
-              label="License key"
-              name="key"
-              value={draft.key}
-              onValue={(key) => setDraft({ ...draft, key })}
-            />
-            <TextField
-              label="Buyer e-mail"
-              name="email"
-              type="email"
-              value={draft.email}
-              onValue={(email) => setDraft({ ...draft, email })}
-            />
-            <StatusSelect
-              statuses={LICENSE_STATUSES}
-              value={draft.status}
-              onValue={(status) => setDraft({ ...draft, status })}
-            />
-            <SelectField
-              label="Product"
-              name="productId"
-              value={draft.productId}
-              options={[{ value: '', label: 'Any product' }, ...namedOptions(productList)]}
-              onValue={(productId) => setDraft({ ...draft, productId })}
-            />
-            <div class="actions">
-              <button type="submit" class="primary">
-                Search
-              </button>
-              <button
-                type="button"
-                class="secondary"
-                onClick={() => {
-                  setDraft(NO_SEARCH);
-                  licenses.filterBy(NO_SEARCH);
-                }}
-              >
-                Clear search
-              </button>
-            </div>
-          </Form>
-        </search>
+        <SearchForm
+          label="Search licenses"
+          onSearch={() => licenses.filterBy({ ...draft, key: draft.key.trim(), email: draft.email.trim() })}
+          onClear={() => {
+            setDraft(NO_SEARCH);
+            licenses.filterBy(NO_SEARCH);
+          }}
+        >
+          <TextField
+            label="License key"
+            name="key"
+            value={draft.key}
+            onValue={(key) => setDraft({ ...draft, key })}
+          />
+          <TextField
+            label="Buyer e-mail"
+            name="email"
+            type="email"
+            value={draft.email}
+            onValue={(email) => setDraft({ ...draft, email })}
+          />
+          <StatusSelect
+            statuses={LICENSE_STATUSES}
+            value={draft.status}
+            onValue={(status) => setDraft({ ...draft, status })}
+          />
+          <SelectField
+            label="Product"
+            name="productId"
+            value={draft.productId}
+            options={[{ value: '', label: 'Any product' }, ...namedOptions(productList)]}
+            onValue={(productId) => setDraft({ ...draft, productId })}
+          />
+        </SearchForm>
         <Loading state={licenses}>
           {(page) => (
             <>
-              <p aria-live="polite">
-                {page.total === 0
-                  ? searching
-                    ? 'No license matches this search.'
-                    : 'No licenses yet.'
-                  : `${page.total} ${page.total === 1 ? 'license' : 'licenses'}${searching ? ' found' : ''}.`}
-              </p>
+              <ResultCount
+                total={page.total}
+                noun={['license', 'licenses']}
+                searching={searching}
+                none={searching ? 'No license matches this search.' : 'No licenses yet.'}
+              />
               <ListTable
                 caption="Licenses"
                 rows={page.licenses}
