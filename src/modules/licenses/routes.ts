@@ -1,7 +1,7 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
-import { noContent, type RouteErrors } from '../../platform/http/responses.js';
+import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { limitPerMinuteBy, type WindowCounter } from '../../platform/http/window-counter.js';
 import { AppParams } from '../apps/index.js';
@@ -25,8 +25,6 @@ import {
 } from './schemas.js';
 import type { LicenseService } from './service.js';
 import type { Verification } from './verification.js';
-
-const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
 
 const LIFECYCLE = {
   suspend: {
@@ -55,7 +53,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       params: AppParams,
       querystring: LicenseListQuery,
       response: { 200: LicenseList },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => {
       const { limit, offset, ...filter } = request.query;
@@ -71,7 +69,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       params: AppParams,
       body: LicenseCreate,
       response: { 201: License },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: async (request, reply) =>
       reply.status(201).send(await licenses.issue(principalOf(request), request.params.appId, request.body)),
@@ -84,7 +82,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       tags: ['licenses'],
       params: LicenseParams,
       response: { 200: License },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => licenses.get(principalOf(request), request.params.appId, request.params.licenseId),
   });
@@ -97,7 +95,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       params: LicenseParams,
       body: LicenseUpdate,
       response: { 200: License },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) =>
       licenses.update(principalOf(request), request.params.appId, request.params.licenseId, request.body),
@@ -112,7 +110,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
         tags: ['licenses'],
         params: LicenseParams,
         response: { 200: License },
-        errors: { ...scoped, conflict: LIFECYCLE[action].conflict },
+        errors: { ...APP_SCOPED, conflict: LIFECYCLE[action].conflict },
       },
       handler: (request) =>
         licenses[action](principalOf(request), request.params.appId, request.params.licenseId),
@@ -126,7 +124,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       tags: ['licenses'],
       params: LicenseParams,
       response: { 200: DeviceList },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) =>
       licenses.devices(principalOf(request), request.params.appId, request.params.licenseId),
@@ -140,7 +138,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       tags: ['licenses'],
       params: DeviceParams,
       response: { 204: noContent('The device is released') },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: async (request, reply) => {
       const { appId, licenseId, hwuid } = request.params;

@@ -34,7 +34,6 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     return license;
   }
 
-  /** A status move, refused with 409 when the license is not in a state it may leave. */
   /**
    * Moves a license to `to`, only from the states in `from`, with its event in the same
    * transaction: back to active is license.updated, suspended or revoked is license.revoked.

@@ -1,6 +1,6 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
-import { noContent, type RouteErrors } from '../../platform/http/responses.js';
+import { APP_SCOPED, noContent, type RouteErrors } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import {
   Product,
@@ -13,9 +13,8 @@ import {
 } from './schemas.js';
 import type { ProductService } from './service.js';
 
-const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
 const changing: RouteErrors = {
-  ...scoped,
+  ...APP_SCOPED,
   tier_required: 'a field set needs a higher plan tier',
 };
 
@@ -55,7 +54,7 @@ export function registerProductRoutes(app: HttpApp, products: ProductService): v
       tags: ['products'],
       params: ProductParams,
       response: { 200: Product },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => products.get(principalOf(request), request.params.id),
   });
@@ -101,7 +100,7 @@ export function registerProductRoutes(app: HttpApp, products: ProductService): v
       tags: ['products'],
       params: ProductParams,
       response: { 200: Product },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => products.rotateCallbackSecret(principalOf(request), request.params.id),
   });
@@ -113,7 +112,7 @@ export function registerProductRoutes(app: HttpApp, products: ProductService): v
       tags: ['products'],
       params: ProductParams,
       response: { 204: noContent('The product is deleted') },
-      errors: { ...scoped, product_in_use: 'licenses or subscriptions still reference the product' },
+      errors: { ...APP_SCOPED, product_in_use: 'licenses or subscriptions still reference the product' },
     },
     handler: async (request, reply) => {
       await products.remove(principalOf(request), request.params.id);

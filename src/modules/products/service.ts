@@ -90,8 +90,6 @@ export function createProductService({ db, clock, log, apps, payUrl }: ProductSe
   }
 
   return {
-    requireOwnedProduct,
-
     /**
      * What a buyer's checkout needs of a product, by id alone (no seller credentials). Tier-gated
      * features count only while the seller's current tier allows them, so a seller whose tier

@@ -1,6 +1,6 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
-import { noContent, type RouteErrors } from '../../platform/http/responses.js';
+import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import {
   AttemptLogList,
   DeliveryParams,
@@ -16,8 +16,6 @@ import {
 } from './schemas.js';
 import type { WebhookService } from './service.js';
 
-const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
-
 export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): void {
   const auth = { auth: 'seller' as const };
 
@@ -29,7 +27,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       tags: ['webhooks'],
       body: WebhookCreate,
       response: { 201: WebhookWithSecret },
-      errors: { ...scoped, not_found: 'the app named by appId does not exist or is another seller’s' },
+      errors: { ...APP_SCOPED, not_found: 'the app named by appId does not exist or is another seller’s' },
     },
     handler: async (request, reply) =>
       reply.status(201).send(await webhooks.create(principalOf(request), request.body)),
@@ -53,7 +51,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       tags: ['webhooks'],
       params: WebhookParams,
       response: { 200: Webhook },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => webhooks.get(principalOf(request), request.params.id),
   });
@@ -66,7 +64,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       params: WebhookParams,
       body: WebhookUpdate,
       response: { 200: Webhook },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => webhooks.update(principalOf(request), request.params.id, request.body),
   });
@@ -78,7 +76,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       tags: ['webhooks'],
       params: WebhookParams,
       response: { 204: noContent('The endpoint is deleted; nothing more is sent to it') },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: async (request, reply) => {
       await webhooks.remove(principalOf(request), request.params.id);
@@ -99,7 +97,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
         tags: ['webhooks'],
         params: WebhookParams,
         response: { 200: Webhook },
-        errors: scoped,
+        errors: APP_SCOPED,
       },
       handler: (request) => webhooks.setEnabled(principalOf(request), request.params.id, enabled),
     });
@@ -112,7 +110,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       tags: ['webhooks'],
       params: WebhookParams,
       response: { 200: RotatedSecret },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => webhooks.rotateSecret(principalOf(request), request.params.id),
   });
@@ -125,7 +123,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       tags: ['webhooks'],
       params: WebhookParams,
       response: { 200: SendOutcome },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => webhooks.sendTest(principalOf(request), request.params.id),
   });
@@ -137,7 +135,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       tags: ['webhooks'],
       params: DeliveryParams,
       response: { 200: SendOutcome },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) =>
       webhooks.redeliver(principalOf(request), request.params.id, request.params.deliveryId),
@@ -152,7 +150,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       params: WebhookParams,
       querystring: PageNumberQuery,
       response: { 200: AttemptLogList },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => webhooks.logs(principalOf(request), request.params.id, request.query),
   });
@@ -167,7 +165,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       params: WebhookParams,
       querystring: PageNumberQuery,
       response: { 200: AttemptLogList },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => webhooks.merchantLogs(principalOf(request), request.params.id, request.query),
   });
@@ -181,7 +179,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       tags: ['webhooks'],
       params: DeliveryParams,
       response: { 200: SendOutcome },
-      errors: { ...scoped, conflict: 'the product has no merchantWebhookUrl now' },
+      errors: { ...APP_SCOPED, conflict: 'the product has no merchantWebhookUrl now' },
     },
     handler: (request) =>
       webhooks.redeliverMerchant(principalOf(request), request.params.id, request.params.deliveryId),

@@ -23,7 +23,7 @@ export interface WebhookServiceDeps {
 }
 
 /** What a test send carries: a sample in the shape of a license event, clearly marked. */
-export const TEST_EVENT_TYPE = 'webhook.test';
+const TEST_EVENT_TYPE = 'webhook.test';
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
@@ -67,15 +67,14 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
         ...result,
         at,
       },
-      trigger === 'test'
+      // A failed manual resend leaves a delivery that still has retries where it was.
+      result.success || trigger === 'test'
         ? { status: result.success ? 'succeeded' : 'failed', retryAt: null, leasedUntil: null }
-        : result.success
-          ? { status: 'succeeded', retryAt: null, leasedUntil: null }
-          : {
-              status: delivery.status === 'pending' ? 'pending' : 'failed',
-              retryAt: delivery.next_attempt_at,
-              leasedUntil: null,
-            },
+        : {
+            status: delivery.status === 'pending' ? 'pending' : 'failed',
+            retryAt: delivery.next_attempt_at,
+            leasedUntil: null,
+          },
     );
     log.info(
       { endpointId: target.endpointId, deliveryId: delivery.id, trigger, statusCode: result.statusCode },
@@ -251,7 +250,7 @@ function coreTarget(endpoint: WebhookEndpointRow): Target {
   return { endpointId: endpoint.id, url: endpoint.url, secret: endpoint.secret, kind: 'core' };
 }
 
-export function toWebhook(row: WebhookEndpointRow): WebhookResource {
+function toWebhook(row: WebhookEndpointRow): WebhookResource {
   return {
     id: row.id,
     url: row.url,

@@ -14,6 +14,9 @@ import { ErrorBody } from './schemas.js';
 /** Error codes a route answers beyond the common ones, each with when it happens. */
 export type RouteErrors = Partial<Record<ErrorCode, string>>;
 
+/** What a route over one app's records answers when an API key of another app calls it. */
+export const APP_SCOPED: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
+
 declare module 'fastify' {
   interface FastifySchema {
     /** Error codes particular to this route; the common ones are derived (see responses.ts). */
@@ -51,7 +54,7 @@ export function errorBody(errors: RouteErrors): TSchema {
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The errors a route can answer because of what it is, not what it does. */
-export function commonErrors(route: {
+function commonErrors(route: {
   method: string;
   url: string;
   auth: AuthRequirement;

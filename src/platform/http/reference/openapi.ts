@@ -25,10 +25,10 @@ export interface ReferenceOptions {
   bearerTokens: boolean;
 }
 
-export const SECURITY_SCHEME = 'bearer';
+const SECURITY_SCHEME = 'bearer';
 
 /** What each auth requirement asks of the caller, as the reference states it per operation. */
-export const AUTH_TEXT: Record<AuthRequirement, string> = {
+const AUTH_TEXT: Record<AuthRequirement, string> = {
   public: 'Public: no credentials.',
   seller: 'Bearer token: a user token or an API key of one of your apps.',
   user: 'Bearer token: a user token only (API keys are refused with 403 `user_token_required`).',
