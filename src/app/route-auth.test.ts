@@ -12,6 +12,7 @@ import {
   type TestServer,
 } from '../testing/harness.js';
 import { assertError, httpClient, type RequestOptions } from '../testing/http-client.js';
+import { buyWithSandbox, startPurchase } from '../testing/purchases.js';
 
 /**
  * The shared auth and tenant-isolation suite. Every route registered on either host must
@@ -264,12 +265,7 @@ before(async () => {
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const purchase = (
-    await server.api.post('/stripe/create-payment-intent', {
-      productId: product.id,
-      email: 'buyer@example.com',
-    })
-  ).expect(201).body;
+  const purchase = await startPurchase(server, product.id);
   const recurring = (
     await server.api.post(
       '/products',
@@ -285,19 +281,7 @@ before(async () => {
       { token: owner.token },
     )
   ).expect(201).body;
-  const started = (
-    await server.api.post('/stripe/create-payment-intent', {
-      productId: recurring.id,
-      email: 'sub@example.com',
-    })
-  ).expect(201).body;
-  (
-    await server.api.post('/stripe/confirm-payment', {
-      paymentIntentId: started.paymentIntentId,
-      clientSecret: started.clientSecret,
-      testCard: '4242424242424242',
-    })
-  ).expect(200);
+  await buyWithSandbox(server, recurring.id, 'sub@example.com');
   const subscription = await server.db
     .selectFrom('subscriptions')
     .select('id')

@@ -13,6 +13,7 @@ import {
   type TestServer,
   uniqueSuffix,
 } from '../testing/harness.js';
+import { buyWithSandbox } from '../testing/purchases.js';
 import { type Receiver, startReceiver } from '../testing/receiver.js';
 
 /**
@@ -320,16 +321,7 @@ describe('the seller dashboard in a browser', () => {
         )
       ).expect(201).body;
       products.push(product);
-      const started = (
-        await server.api.post('/stripe/create-payment-intent', { productId: product.id, email })
-      ).expect(201).body;
-      (
-        await server.api.post('/stripe/confirm-payment', {
-          paymentIntentId: started.paymentIntentId,
-          clientSecret: started.clientSecret,
-          testCard: '4242424242424242',
-        })
-      ).expect(200);
+      await buyWithSandbox(server, product.id, email);
     };
     await buy({ name: 'Desk Lamp', price: 19.99 }, 'lamp@example.com');
     await buy(

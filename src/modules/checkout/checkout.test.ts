@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sealMirrorPayload } from '../../../packages/client/src/index.js';
 import {
   type SellerWithApp,
   sellerWithApp,
@@ -7,7 +8,6 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
-import { sealMirrorPayload } from './mirror-payload.js';
 import { verifyRedirect } from './mirror-signature.js';
 
 /** The hosted checkout over plain HTTP (no JavaScript): pages, strict mode, redirects, validate. */
@@ -239,7 +239,9 @@ describe('strict mirror mode', () => {
   test('prefills and locks the e-mail and returns the token in the signed redirect', async () => {
     const seller = await sellerWithApp(server);
     const item = await product(seller);
-    const payload = sealMirrorPayload(item.callbackSecret, item.id, {
+    const payload = sealMirrorPayload({
+      callbackSecret: item.callbackSecret,
+      productId: item.id,
       token: 'order-8812',
       email: 'locked@example.com',
       issuedAt: new Date(),
@@ -257,7 +259,7 @@ describe('strict mirror mode', () => {
     const item = await product(seller);
     const other = await product(seller);
     const seal = (secret: string, productId: string, issuedAt = new Date()) =>
-      sealMirrorPayload(secret, productId, { token: 't', email: 'a@example.com', issuedAt });
+      sealMirrorPayload({ callbackSecret: secret, productId, token: 't', email: 'a@example.com', issuedAt });
     const good = seal(item.callbackSecret, item.id);
     const flipped = `${good.slice(0, 10)}${good[10] === 'A' ? 'B' : 'A'}${good.slice(11)}`;
     const cases: [string, RegExp][] = [

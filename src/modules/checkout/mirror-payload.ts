@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createDecipheriv, hkdfSync } from 'node:crypto';
 
 /**
  * Strict mirror mode's payload: the seller encrypts {TOKEN, CLIENT_EMAIL, iat} for one product
@@ -9,7 +9,8 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  *   payload = "v1." + base64url(iv || ciphertext || tag)
  *
  * The product id as associated data binds a payload to its product; iat (Unix seconds) lets a
- * stale payload be refused.
+ * stale payload be refused. Sellers seal with the SDK's sealMirrorPayload (packages/client),
+ * whose tests open with this function, so one sealer is kept.
  */
 export interface MirrorPayload {
   TOKEN: string;
@@ -36,23 +37,6 @@ export class PayloadRefused extends Error {
 
 function payloadKey(callbackSecret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', callbackSecret, 'svc-mirror', 'payload-v1', 32));
-}
-
-export function sealMirrorPayload(
-  callbackSecret: string,
-  productId: string,
-  content: { token: string; email: string; issuedAt: Date },
-): string {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', payloadKey(callbackSecret), iv);
-  cipher.setAAD(Buffer.from(productId));
-  const plaintext: MirrorPayload = {
-    TOKEN: content.token,
-    CLIENT_EMAIL: content.email,
-    iat: Math.floor(content.issuedAt.getTime() / 1000),
-  };
-  const sealed = Buffer.concat([cipher.update(JSON.stringify(plaintext), 'utf8'), cipher.final()]);
-  return VERSION + Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   type TestServer,
   uniqueSuffix,
 } from '../../testing/harness.js';
+import { buyWithSandbox } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 import { createMailer, createNotificationWorker, MAX_ATTEMPTS } from './index.js';
 import { claimDue } from './store.js';
@@ -110,7 +111,6 @@ after(async () => {
 });
 
 const runWorker = () => server.service.modules.notificationWorker.runOnce();
-const GOOD_CARD = '4242424242424242';
 
 async function createProduct(seller: SellerWithApp, extra: Record<string, unknown> = {}) {
   return (
@@ -124,16 +124,7 @@ async function createProduct(seller: SellerWithApp, extra: Record<string, unknow
 
 /** Buys the product over HTTP with the sandbox partner; returns the order and the license key. */
 async function buy(target: TestServer, productId: string, email: string) {
-  const intent = (await target.api.post('/stripe/create-payment-intent', { productId, email })).expect(
-    201,
-  ).body;
-  const paid = (
-    await target.api.post('/stripe/confirm-payment', {
-      paymentIntentId: intent.paymentIntentId,
-      clientSecret: intent.clientSecret,
-      testCard: GOOD_CARD,
-    })
-  ).expect(200).body;
+  const { intent, paid } = await buyWithSandbox(target, productId, email);
   assert.equal(paid.transactionStatus, 'paid');
   return { orderId: intent.orderId as string, licenseKey: paid.licenseKey as string };
 }

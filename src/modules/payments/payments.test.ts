@@ -11,6 +11,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
+import { confirmPurchase, startPurchase } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 import { eventsForUser } from '../events/index.js';
 
@@ -36,22 +37,11 @@ async function product(seller: SellerWithApp, extra: Record<string, unknown> = {
   ).expect(201).body;
 }
 
-async function startPurchase(productId: string, email = 'buyer@example.com') {
-  return (await server.api.post('/stripe/create-payment-intent', { productId, email })).expect(201).body;
-}
-
-const confirm = (intent: { paymentIntentId: string; clientSecret: string }, testCard?: string) =>
-  server.api.post('/stripe/confirm-payment', {
-    paymentIntentId: intent.paymentIntentId,
-    clientSecret: intent.clientSecret,
-    ...(testCard ? { testCard } : {}),
-  });
-
 describe('a sandbox purchase', () => {
   test('pays, issues one license for the product’s app, and shows up as order and transaction', async () => {
     const seller = await sellerWithApp(server);
     const item = await product(seller);
-    const intent = await startPurchase(item.id);
+    const intent = await startPurchase(server, item.id);
     assert.equal(intent.paymentProvider, 'sandbox');
     assert.equal(intent.testMode, true);
     assert.equal(intent.amount, 19.99);
@@ -66,7 +56,7 @@ describe('a sandbox purchase', () => {
     ).expect(200).body;
     assert.equal(pending.transactionStatus, 'pending');
 
-    const paid = (await confirm(intent, GOOD)).expect(200).body;
+    const paid = (await confirmPurchase(server, intent, GOOD)).expect(200).body;
     assert.equal(paid.transactionStatus, 'paid');
     assert.match(paid.licenseKey, /^[0-9A-Z]{5}(-[0-9A-Z]{5}){5}$/);
 
@@ -121,7 +111,7 @@ describe('a sandbox purchase', () => {
     assert.equal(created.length, 1);
 
     // Confirming again changes nothing and hands out no second license.
-    assert.equal((await confirm(intent)).expect(200).body.licenseKey, null);
+    assert.equal((await confirmPurchase(server, intent)).expect(200).body.licenseKey, null);
     assert.equal(
       (await server.api.get(`/apps/${seller.appId}/licenses`, { token: seller.token })).body.total,
       1,
@@ -135,8 +125,8 @@ describe('a sandbox purchase', () => {
 
   test('a declined card rejects the transaction with a reason; a good card afterwards pays it', async () => {
     const seller = await sellerWithApp(server);
-    const intent = await startPurchase((await product(seller)).id);
-    const declined = (await confirm(intent, DECLINED)).expect(200).body;
+    const intent = await startPurchase(server, (await product(seller)).id);
+    const declined = (await confirmPurchase(server, intent, DECLINED)).expect(200).body;
     assert.deepEqual(
       [declined.transactionStatus, declined.statusReason, declined.licenseKey],
       ['rejected', 'Your card was declined.', null],
@@ -149,18 +139,19 @@ describe('a sandbox purchase', () => {
       )
     ).expect(200).body;
     assert.equal(status.transactionStatusReason, 'Your card was declined.');
-    const paid = (await confirm(intent, GOOD)).expect(200).body;
+    const paid = (await confirmPurchase(server, intent, GOOD)).expect(200).body;
     assert.equal(paid.transactionStatus, 'paid');
   });
 
   test('a paid order queues one notice for the buyer (with the license key) and one for the seller', async () => {
     const seller = await sellerWithApp(server, 'enterprise');
     const intent = await startPurchase(
+      server,
       (await product(seller, { sendLicenseToCustomer: true })).id,
       'notify@example.com',
     );
-    await Promise.all([confirm(intent, GOOD), confirm(intent, GOOD)]);
-    const paid = (await confirm(intent)).expect(200).body;
+    await Promise.all([confirmPurchase(server, intent, GOOD), confirmPurchase(server, intent, GOOD)]);
+    const paid = (await confirmPurchase(server, intent)).expect(200).body;
     assert.equal(paid.transactionStatus, 'paid');
     const notices = await server.db
       .selectFrom('notifications')
@@ -186,9 +177,9 @@ describe('a sandbox purchase', () => {
 
   test('confirmations racing one another issue exactly one license', async () => {
     const seller = await sellerWithApp(server);
-    const intent = await startPurchase((await product(seller)).id);
+    const intent = await startPurchase(server, (await product(seller)).id);
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => confirm(intent, GOOD).then((r) => r.expect(200).body)),
+      Array.from({ length: 8 }, () => confirmPurchase(server, intent, GOOD).then((r) => r.expect(200).body)),
     );
     assert.equal(results.filter((r) => r.licenseKey !== null).length, 1);
     assert.ok(results.every((r) => r.transactionStatus === 'paid'));
@@ -200,14 +191,18 @@ describe('a sandbox purchase', () => {
 
   test('only the buyer holding the client secret can confirm', async () => {
     const seller = await sellerWithApp(server);
-    const intent = await startPurchase((await product(seller)).id);
+    const intent = await startPurchase(server, (await product(seller)).id);
     assertError(
-      await confirm({ ...intent, clientSecret: `${intent.clientSecret}x` }, GOOD),
+      await confirmPurchase(server, { ...intent, clientSecret: `${intent.clientSecret}x` }, GOOD),
       404,
       'not_found',
     );
     assertError(
-      await confirm({ paymentIntentId: 'sb_pi_nope', clientSecret: intent.clientSecret }, GOOD),
+      await confirmPurchase(
+        server,
+        { paymentIntentId: 'sb_pi_nope', clientSecret: intent.clientSecret },
+        GOOD,
+      ),
       404,
       'not_found',
     );
@@ -263,7 +258,9 @@ describe('what can be bought', () => {
       partnerPriceIdRecurring: 'price_1',
     });
     clock.set('2030-01-31T10:00:00.000Z');
-    const paid = (await confirm(await startPurchase(monthly.id), GOOD)).expect(200).body;
+    const paid = (await confirmPurchase(server, await startPurchase(server, monthly.id), GOOD)).expect(
+      200,
+    ).body;
     const result = (await server.api.post('/licenses/verify', { key: paid.licenseKey })).expect(200).body;
     assert.equal(result.expiresAt, '2030-03-03T10:00:00Z');
   });
@@ -276,7 +273,7 @@ describe('what can be bought', () => {
       [12.345, 'KWD', 12345],
     ];
     for (const [price, currency, minor] of cases) {
-      const intent = await startPurchase((await product(seller, { price, currency })).id);
+      const intent = await startPurchase(server, (await product(seller, { price, currency })).id);
       const row = await server.db
         .selectFrom('sandbox_payments')
         .select(['amount_minor', 'currency'])
@@ -293,15 +290,15 @@ describe('orders and transactions for the seller', () => {
     clock.set('2031-06-01T12:00:00.000Z');
     const seller = await sellerWithApp(server);
     const item = await product(seller);
-    const old = await startPurchase(item.id, 'old@example.com');
-    await confirm(old, GOOD);
+    const old = await startPurchase(server, item.id, 'old@example.com');
+    await confirmPurchase(server, old, GOOD);
     clock.set('2031-07-05T12:00:00.000Z');
-    const recent = await startPurchase(item.id, 'recent@example.com');
-    await confirm(recent, GOOD);
+    const recent = await startPurchase(server, item.id, 'recent@example.com');
+    await confirmPurchase(server, recent, GOOD);
     clock.set('2031-07-14T08:00:00.000Z');
-    const today = await startPurchase(item.id, 'today@example.com');
-    const rejected = await startPurchase(item.id, 'declined@example.com');
-    await confirm(rejected, DECLINED);
+    const today = await startPurchase(server, item.id, 'today@example.com');
+    const rejected = await startPurchase(server, item.id, 'declined@example.com');
+    await confirmPurchase(server, rejected, DECLINED);
     clock.set('2031-07-14T20:00:00.000Z');
     // Six weeks on, the seller signs in again.
     seller.token = (
@@ -374,7 +371,7 @@ describe('orders and transactions for the seller', () => {
 
   test('another seller sees none of it; an API key sees only its app', async () => {
     const seller = await sellerWithApp(server);
-    const intent = await startPurchase((await product(seller)).id);
+    const intent = await startPurchase(server, (await product(seller)).id);
     const stranger = await sellerWithApp(server);
     assertError(
       await server.api.get(`/orders/${intent.orderId}`, { token: stranger.token }),

@@ -9,6 +9,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
+import { confirmPurchase, type StartedPurchase, startPurchase } from '../../testing/purchases.js';
 import { type Receiver, startReceiver } from '../../testing/receiver.js';
 import { verifyMerchantSignature } from '../webhooks/merchant-signature.js';
 
@@ -38,12 +39,7 @@ async function purchase(seller: SellerWithApp, price = 19.99, currency = 'USD') 
       { token: seller.token },
     )
   ).expect(201).body;
-  return (
-    await server.api.post('/stripe/create-payment-intent', {
-      productId: product.id,
-      email: 'buyer@example.com',
-    })
-  ).expect(201).body;
+  return startPurchase(server, product.id);
 }
 
 /** A payment-intent event for `paymentIntentId`, signed as the partner signs it. */
@@ -79,12 +75,7 @@ function partnerEvent(type: string, object: Record<string, unknown>, options: Ev
 async function paidPurchase(seller: SellerWithApp) {
   const intent = await purchase(seller);
   fake.succeed(intent.paymentIntentId);
-  const paid = (
-    await server.api.post('/stripe/confirm-payment', {
-      paymentIntentId: intent.paymentIntentId,
-      clientSecret: intent.clientSecret,
-    })
-  ).expect(200).body;
+  const paid = (await confirmPurchase(server, intent)).expect(200).body;
   return { ...intent, licenseKey: paid.licenseKey as string };
 }
 
@@ -105,30 +96,12 @@ describe('with the Stripe SDK', () => {
     );
     assert.equal(fake.idempotencyKeys.get(intent.orderId), intent.paymentIntentId);
 
-    const early = (
-      await server.api.post('/stripe/confirm-payment', {
-        paymentIntentId: intent.paymentIntentId,
-        clientSecret: intent.clientSecret,
-      })
-    ).expect(200).body;
+    const early = (await confirmPurchase(server, intent)).expect(200).body;
     assert.equal(early.transactionStatus, 'pending', 'the buyer’s word is not enough');
-    assertError(
-      await server.api.post('/stripe/confirm-payment', {
-        paymentIntentId: intent.paymentIntentId,
-        clientSecret: intent.clientSecret,
-        testCard: '4242424242424242',
-      }),
-      400,
-      'validation_failed',
-    );
+    assertError(await confirmPurchase(server, intent, '4242424242424242'), 400, 'validation_failed');
 
     fake.succeed(intent.paymentIntentId);
-    const paid = (
-      await server.api.post('/stripe/confirm-payment', {
-        paymentIntentId: intent.paymentIntentId,
-        clientSecret: intent.clientSecret,
-      })
-    ).expect(200).body;
+    const paid = (await confirmPurchase(server, intent)).expect(200).body;
     assert.equal(paid.transactionStatus, 'paid');
     assert.ok(paid.licenseKey);
     assert.equal(await licenses(seller), 1);
@@ -149,10 +122,7 @@ describe('with the Stripe SDK', () => {
     fake.succeed(intent.paymentIntentId);
     const results = await Promise.all([
       webhook('payment_intent.succeeded', intent.paymentIntentId),
-      server.api.post('/stripe/confirm-payment', {
-        paymentIntentId: intent.paymentIntentId,
-        clientSecret: intent.clientSecret,
-      }),
+      confirmPurchase(server, intent),
       webhook('payment_intent.succeeded', intent.paymentIntentId),
     ]);
     for (const res of results) res.expect(200);
@@ -353,18 +323,8 @@ describe('merchant webhooks from card partner events', () => {
         { token: seller.token },
       )
     ).expect(201).body;
-    const start = async () =>
-      (
-        await server.api.post('/stripe/create-payment-intent', {
-          productId: product.id,
-          email: 'b@example.com',
-        })
-      ).expect(201).body;
-    const confirm = (intent: { paymentIntentId: string; clientSecret: string }) =>
-      server.api.post('/stripe/confirm-payment', {
-        paymentIntentId: intent.paymentIntentId,
-        clientSecret: intent.clientSecret,
-      });
+    const start = () => startPurchase(server, product.id, 'b@example.com');
+    const confirm = (intent: StartedPurchase) => confirmPurchase(server, intent);
     const declined = await start();
     fake.fail(declined.paymentIntentId, 'Your card was declined.');
     (await confirm(declined)).expect(200);

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { type FakeStripe, startFakeStripe } from '../../testing/fake-stripe.js';
 import { sellerWithApp, startTestServer, type TestServer } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
+import { confirmPurchase, startPurchase } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 
 /** Renewals charged off-session through the official Stripe SDK, pointed at a local fake. */
@@ -47,19 +48,9 @@ async function subscribe() {
       { token: seller.token },
     )
   ).expect(201).body;
-  const intent = (
-    await server.api.post('/stripe/create-payment-intent', {
-      productId: product.id,
-      email: 'sub@example.com',
-    })
-  ).expect(201).body;
+  const intent = await startPurchase(server, product.id, 'sub@example.com');
   fake.succeed(intent.paymentIntentId);
-  (
-    await server.api.post('/stripe/confirm-payment', {
-      paymentIntentId: intent.paymentIntentId,
-      clientSecret: intent.clientSecret,
-    })
-  ).expect(200);
+  (await confirmPurchase(server, intent)).expect(200);
   const subscription = (await server.api.get('/subscriptions', { token: seller.token })).expect(200).body
     .subscriptions[0];
   const first = fake.intents.get(intent.paymentIntentId);

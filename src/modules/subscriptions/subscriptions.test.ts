@@ -9,6 +9,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
+import { buyWithSandbox, GOOD_CARD } from '../../testing/purchases.js';
 import { type Receiver, startReceiver } from '../../testing/receiver.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 
@@ -38,10 +39,7 @@ interface Subscribed {
 }
 
 /** A seller's monthly product bought through the checkout API with a sandbox card. */
-async function subscribe(
-  card = '4242424242424242',
-  extra: Record<string, unknown> = {},
-): Promise<Subscribed> {
+async function subscribe(card = GOOD_CARD, extra: Record<string, unknown> = {}): Promise<Subscribed> {
   const seller = await sellerWithApp(server);
   const product = (
     await server.api.post(
@@ -60,16 +58,7 @@ async function subscribe(
     )
   ).expect(201).body;
   const email = `buyer-${Math.random().toString(36).slice(2)}@example.com`;
-  const intent = (
-    await server.api.post('/stripe/create-payment-intent', { productId: product.id, email })
-  ).expect(201).body;
-  const paid = (
-    await server.api.post('/stripe/confirm-payment', {
-      paymentIntentId: intent.paymentIntentId,
-      clientSecret: intent.clientSecret,
-      testCard: card,
-    })
-  ).expect(200).body;
+  const { paid } = await buyWithSandbox(server, product.id, email, card);
   const list = (await server.api.get('/subscriptions', { token: seller.token })).expect(200).body;
   assert.equal(list.subscriptions.length, 1);
   return { seller, product, subscriptionId: list.subscriptions[0].id, licenseKey: paid.licenseKey, email };
