@@ -12,6 +12,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
+import { confirmPurchase, startPurchase } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 
 /**
@@ -45,26 +46,15 @@ function partnerEvent(type: string, object: Record<string, unknown>) {
   });
 }
 
-async function startPurchase(productId: string) {
-  return (
-    await server.api.post('/stripe/create-payment-intent', { productId, email: 'buyer@example.com' })
-  ).expect(201).body as { paymentIntentId: string; clientSecret: string; orderId: string };
-}
-
 async function verify(key: string, valid: boolean) {
   const body = (await server.api.post('/licenses/verify', { key })).expect(200).body;
   assert.equal(body.valid, valid, JSON.stringify(body));
 }
 
 async function paidPurchase(productId: string) {
-  const intent = await startPurchase(productId);
+  const intent = await startPurchase(server, productId);
   fake.succeed(intent.paymentIntentId);
-  (
-    await server.api.post('/stripe/confirm-payment', {
-      paymentIntentId: intent.paymentIntentId,
-      clientSecret: intent.clientSecret,
-    })
-  ).expect(200);
+  (await confirmPurchase(server, intent)).expect(200);
   return intent;
 }
 
@@ -131,8 +121,8 @@ before(async () => {
   await paidPurchase(usd);
   await paidPurchase(monthly);
   await paidPurchase(monthly);
-  await startPurchase(usd);
-  const declined = await startPurchase(usd);
+  await startPurchase(server, usd);
+  const declined = await startPurchase(server, usd);
   fake.fail(declined.paymentIntentId, 'Your card was declined.');
   (
     await partnerEvent('payment_intent.payment_failed', {

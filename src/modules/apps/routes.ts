@@ -1,6 +1,6 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
-import { noContent } from '../../platform/http/responses.js';
+import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { App, AppCreate, AppList, AppListQuery, AppParams, AppUpdate } from './schemas.js';
 import type { AppService } from './service.js';
@@ -32,7 +32,7 @@ export function registerAppRoutes(app: HttpApp, apps: AppService): void {
       tags: ['apps'],
       params: AppParams,
       response: { 200: App },
-      errors: { app_scope_mismatch: 'the API key belongs to another app' },
+      errors: APP_SCOPED,
     },
     handler: (request) => apps.get(principalOf(request), request.params.appId),
   });

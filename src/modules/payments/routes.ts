@@ -1,7 +1,7 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
-import type { RouteErrors } from '../../platform/http/responses.js';
+import { APP_SCOPED } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import {
   ConfirmPaymentBody,
@@ -31,7 +31,6 @@ export function registerPaymentRoutes(
   limits: { checkoutRateLimit: number },
 ): void {
   const rateLimit = perMinute(limits.checkoutRateLimit);
-  const scoped: RouteErrors = { app_scope_mismatch: 'the API key belongs to another app' };
 
   app.post('/stripe/create-payment-intent', {
     config: { auth: 'public', rateLimit },
@@ -99,7 +98,7 @@ export function registerPaymentRoutes(
       tags: ['transactions'],
       body: TransactionStatusBody,
       response: { 200: TransactionStatus },
-      errors: { ...scoped, not_found: 'no transaction of yours has this id' },
+      errors: { ...APP_SCOPED, not_found: 'no transaction of yours has this id' },
     },
     handler: (request) => payments.transactionStatus(principalOf(request), request.body.transaction),
   });
@@ -152,7 +151,7 @@ export function registerPaymentRoutes(
       tags: ['disputes'],
       params: DisputeParams,
       response: { 200: DisputeDetail },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => payments.getDispute(principalOf(request), request.params.id),
   });
@@ -164,7 +163,7 @@ export function registerPaymentRoutes(
       tags: ['orders'],
       params: OrderParams,
       response: { 200: OrderDetail },
-      errors: scoped,
+      errors: APP_SCOPED,
     },
     handler: (request) => payments.getOrder(principalOf(request), request.params.id),
   });

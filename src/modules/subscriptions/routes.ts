@@ -1,6 +1,7 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
+import { APP_SCOPED } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import type { Renewals } from './renew.js';
 import {
@@ -38,7 +39,7 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
       params: SubscriptionParams,
       response: { 200: SubscriptionCanceled },
       errors: {
-        app_scope_mismatch: 'the API key belongs to another app',
+        ...APP_SCOPED,
         subscription_inactive: 'the subscription is already canceled',
       },
     },
