@@ -1,16 +1,64 @@
+import os from 'node:os';
 import { analyticsRoutes } from './analytics.js';
 import { httpOverhead } from './http-overhead.js';
+import { CONNECTIONS, type Figure, figuresTable, ROUNDS, SECONDS, storages } from './lib.js';
+import { verifyAtScale } from './scale.js';
+import { soak } from './soak.js';
+import type { StorageKind } from './storage.js';
 import { verifyPath } from './verify.js';
 import { webhookDelivery } from './webhooks.js';
 
 /**
- * Runs every benchmark and prints markdown tables. Figures are only comparable within one
- * run: each table reports ratios against a baseline measured in the same run.
- * BENCH_SECONDS sets the duration of each scenario (default 3); `npm run bench -- webhooks`
- * runs one section.
+ * `npm run bench [-- section… ] [--both]` prints markdown tables. Figures are only comparable
+ * within one run: each is a ratio to a baseline measured in the same run, alternating with it.
+ * - verify, scale, webhooks (the default): P1–P6, with the service, every baseline and the load
+ *   generator in processes of their own, on PGlite, or PostgreSQL when DATABASE_URL is set
+ *   (BENCH_STORAGE=both or --both: each in turn);
+ * - http, analytics: older in-process tables (the service inside the bench's process);
+ * - soak: memory over a long verify run, and an overload burst (service in its own process).
+ * BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16), BENCH_LICENSES (10,000),
+ * BENCH_LARGE (1,000,000), BENCH_DELIVERIES (5,000) change the sizes.
  */
-const only = process.argv[2];
-const all = { http: httpOverhead, verify: verifyPath, webhooks: webhookDelivery, analytics: analyticsRoutes };
-const sections: string[] = [];
-for (const [name, run] of Object.entries(all)) if (!only || only === name) sections.push(await run());
+const perStorage: Record<string, (kind: StorageKind) => Promise<{ text: string; figures: Figure[] }>> = {
+  verify: verifyPath,
+  scale: verifyAtScale,
+  webhooks: webhookDelivery,
+};
+const once: Record<string, () => Promise<string>> = { http: httpOverhead, analytics: analyticsRoutes, soak };
+
+const args = process.argv.slice(2);
+const named = args.filter((arg) => !arg.startsWith('--'));
+const chosen = named.length ? named : Object.keys(perStorage);
+const unknown = chosen.filter((name) => !(name in perStorage) && !(name in once));
+if (unknown.length) {
+  console.error(
+    `unknown section ${unknown.join(', ')}; sections: ${[...Object.keys(perStorage), ...Object.keys(once)].join(', ')}`,
+  );
+  process.exit(2);
+}
+
+const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
+const loadAverage = os
+  .loadavg()
+  .map((n) => n.toFixed(1))
+  .join(' ');
+const sections: string[] = [
+  `### ${new Date().toISOString().slice(0, 10)}: ${machine}, load average at start ${loadAverage}`,
+  `${ROUNDS} rounds of ${SECONDS} s, ${CONNECTIONS} connections.`,
+];
+for (const kind of storages(args)) {
+  const figures: Figure[] = [];
+  const tables: string[] = [];
+  for (const [name, run] of Object.entries(perStorage).filter(([name]) => chosen.includes(name))) {
+    console.error(`bench: ${name} on ${kind}…`);
+    const result = await run(kind);
+    figures.push(...result.figures);
+    tables.push(result.text);
+  }
+  if (figures.length) sections.push(`#### Figures (${kind})\n\n${figuresTable(figures)}`, ...tables);
+}
+for (const [name, run] of Object.entries(once).filter(([name]) => chosen.includes(name))) {
+  console.error(`bench: ${name}…`);
+  sections.push(await run());
+}
 console.log(`${sections.join('\n\n')}\n`);

@@ -1,85 +1,171 @@
-import { generateKeyPairSync } from 'node:crypto';
-import Fastify from 'fastify';
-import { SignJWT } from 'jose';
-import { startTestServer } from '../src/testing/harness.js';
-import { AS_IN_PRODUCTION, measure, report } from './lib.js';
+import {
+  alternate,
+  CONNECTIONS,
+  type Figure,
+  load,
+  median,
+  ROUNDS,
+  ratioOf,
+  type Sample,
+  SECONDS,
+  samplesTable,
+} from './lib.js';
+import { runJson, startBaseline, startService } from './processes.js';
+import {
+  benchDevice,
+  benchKey,
+  openStorage,
+  type StorageKind,
+  seedLicenses,
+  writeBodies,
+} from './storage.js';
+
+/** Licenses seeded, and rotated over round-robin by the load generator (BENCH_LICENSES, ≥ 2,000). */
+const LICENSES = Math.max(2000, Number(process.env.BENCH_LICENSES ?? 10_000));
 
 /**
- * The verify hot path: with and without token issuance, and for a device already bound, beside
- * a bare Fastify route and raw RS256 signing measured in the same run.
+ * P1–P4: the verify route of the service in its own process, driven from another, beside its
+ * baselines in their own processes, alternating round by round:
+ * - P1 verify with a token / raw RS256 signing with jose at the same concurrency;
+ * - P2 (PostgreSQL) and P3 (PGlite) verify with LICENSE_TOKENS=off / a bare Fastify POST route,
+ *   with one indexed SELECT through `pg` beside it (PostgreSQL) to show what the database costs;
+ * - P4 p99 at half of P1's median rate, at a fixed rate.
+ * Each request verifies the next of LICENSES licenses with its bound device ({key, hwuid}), as
+ * installed clients do; a single-key row is reported beside them.
  */
-export async function verifyPath(): Promise<string> {
-  const bare = Fastify();
-  bare.post('/', async () => ({ valid: true }));
-  await bare.listen({ port: 0, host: '127.0.0.1' });
-  const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/`;
-
-  const withTokens = await startTestServer({ ...AS_IN_PRODUCTION });
-  const withoutTokens = await startTestServer({ ...AS_IN_PRODUCTION, LICENSE_TOKENS: 'off' });
+export async function verifyPath(kind: StorageKind): Promise<{ text: string; figures: Figure[] }> {
+  const withTokens = await openStorage(kind, 'verify-tokens');
+  const withoutTokens = await openStorage(kind, 'verify-off');
+  const stops: (() => Promise<void>)[] = [];
   try {
-    const keyOn = await setUp(withTokens);
-    const keyOff = await setUp(withoutTokens);
-    const post = (url: string, body: unknown) => ({
-      url,
-      method: 'POST' as const,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const rows = [
-      await measure('bare Fastify POST route (baseline)', post(bareUrl, { key: keyOn })),
-      await measure(
-        'verify, no token (LICENSE_TOKENS=off)',
-        post(`${withoutTokens.api.baseUrl}/licenses/verify`, { key: keyOff }),
-      ),
-      await measure(
-        'verify with a signed token',
-        post(`${withTokens.api.baseUrl}/licenses/verify`, { key: keyOn }),
-      ),
-      await measure(
-        'verify with a bound device and a token',
-        post(`${withTokens.api.baseUrl}/licenses/verify`, { key: keyOn, hwuid: 'bench-pc' }),
-      ),
+    await withTokens.write((db) => seedLicenses(db, LICENSES));
+    await withoutTokens.write((db) => seedLicenses(db, LICENSES));
+    const bodies = writeBodies(withTokens, 'bodies.jsonl', LICENSES);
+    const oneKey = writeBodies(withTokens, 'one-key.jsonl', 1);
+
+    const tokens = await startService(withTokens, {});
+    stops.push(tokens.stop);
+    const off = await startService(withoutTokens, { LICENSE_TOKENS: 'off' });
+    stops.push(off.stop);
+    const bare = await startBaseline('bare', {}, withTokens.dir);
+    stops.push(bare.stop);
+    const select =
+      kind === 'PostgreSQL'
+        ? await startBaseline(
+            'select',
+            { DATABASE_URL: withoutTokens.env.DATABASE_URL as string },
+            withoutTokens.dir,
+          )
+        : null;
+    if (select) stops.push(select.stop);
+
+    await expectValid(`${tokens.api}/licenses/verify`, true);
+    await expectValid(`${off.api}/licenses/verify`, false);
+
+    const verifyUrl = (api: string) => `${api}/licenses/verify`;
+    const scenarios = [
+      {
+        name: 'verify with a token',
+        run: (seconds: number) => load(verifyUrl(tokens.api), { bodies, seconds }),
+      },
+      {
+        name: 'raw RS256 signing, jose (baseline of P1)',
+        run: async (seconds: number) =>
+          runJson<Sample>('bench/baselines/signing.ts', {
+            seconds,
+            concurrency: CONNECTIONS,
+          }),
+      },
+      {
+        name: 'verify, LICENSE_TOKENS=off',
+        run: (seconds: number) => load(verifyUrl(off.api), { bodies, seconds }),
+      },
+      {
+        name: 'bare Fastify POST route (baseline of P2/P3)',
+        run: (seconds: number) => load(bare.url, { bodies, seconds }),
+      },
+      ...(select
+        ? [
+            {
+              name: 'one indexed SELECT through pg',
+              run: (seconds: number) => load(select.url, { bodies, seconds }),
+            },
+          ]
+        : []),
+      {
+        name: 'verify with a token, one key',
+        run: (seconds: number) => load(verifyUrl(tokens.api), { bodies: oneKey, seconds }),
+      },
     ];
-    const signing = await rawSigning();
-    const storage = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
-    return `${report(`Verify path (${storage})`, rows)}\n\nRaw RS256 signing in this process (jose): ${signing} tokens/s on one core.`;
+    const samples = await alternate(scenarios);
+
+    // P4: a fixed rate, half of the median maximum with tokens.
+    const rate = Math.round(median((samples.get('verify with a token') ?? []).map((s) => s.perSecond)) / 2);
+    const atHalf: Sample[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      atHalf.push(await load(verifyUrl(tokens.api), { bodies, seconds: SECONDS, overallRate: rate }));
+    }
+    samples.set(`verify with a token at ${rate}/s (half of the median)`, atHalf);
+
+    const p99s = atHalf.map((s) => s.p99Ms ?? 0);
+    const figures: Figure[] = [
+      {
+        figure: 'P1',
+        measure: 'verify with a token / raw RS256 signing',
+        value: ratioOf(samples, 'verify with a token', 'raw RS256 signing, jose (baseline of P1)'),
+        goal: '≥ 80 %',
+      },
+      {
+        figure: kind === 'PostgreSQL' ? 'P2' : 'P3',
+        measure: 'verify, LICENSE_TOKENS=off / bare Fastify',
+        value: ratioOf(samples, 'verify, LICENSE_TOKENS=off', 'bare Fastify POST route (baseline of P2/P3)'),
+        goal: kind === 'PostgreSQL' ? '≥ 50 %' : '≥ 30 %',
+      },
+      ...(select
+        ? [
+            {
+              figure: '(P2)',
+              measure: 'one indexed SELECT through pg / bare Fastify',
+              value: ratioOf(
+                samples,
+                'one indexed SELECT through pg',
+                'bare Fastify POST route (baseline of P2/P3)',
+              ),
+              goal: '',
+            },
+          ]
+        : []),
+      {
+        figure: 'P4',
+        measure: `p99 at ${rate}/s with a token (median, spread)`,
+        value: `${median(p99s)} ms (${Math.min(...p99s)}–${Math.max(...p99s)})`,
+        goal: '≤ 5 ms',
+      },
+    ];
+    const text = [
+      `#### Verify path (${kind})`,
+      '',
+      `${LICENSES.toLocaleString('en')} licenses, each request the next one round-robin with its bound device; ${ROUNDS} rounds of ${SECONDS} s, alternating.`,
+      '',
+      samplesTable(samples),
+    ].join('\n');
+    return { text, figures };
   } finally {
-    await Promise.all([withTokens.stop(), withoutTokens.stop(), bare.close()]);
+    for (const stop of stops.reverse()) await stop();
+    await withTokens.drop();
+    await withoutTokens.drop();
   }
 }
 
-async function setUp(server: Awaited<ReturnType<typeof startTestServer>>): Promise<string> {
-  const { token } = (
-    await server.api.post('/auth/register', {
-      email: `bench-${Date.now()}@example.com`,
-      password: 'benchmark password',
-    })
-  ).expect(201).body;
-  const app = (await server.api.post('/apps', { name: 'Bench' }, { token })).expect(201).body;
-  const license = (
-    await server.api.post(
-      `/apps/${app.id}/licenses`,
-      { metadata: { plan: 'pro', features: ['a', 'b'] } },
-      { token },
-    )
-  ).expect(201).body;
-  return license.key;
-}
-
-async function rawSigning(): Promise<number> {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const claims = { token_use: 'service_license_v1', svc_vt: 'basic', status: 'ACTIVE', hw_bound: false };
-  const sign = () =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
-      .setSubject('x')
-      .setIssuedAt()
-      .setExpirationTime('15m')
-      .sign(privateKey);
-  for (let i = 0; i < 50; i++) await sign();
-  const count = 2000;
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < count; i++) await sign();
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return Math.round(count / seconds);
+/** One request first: the keys must verify (valid, the device bound, a token when on). */
+async function expectValid(url: string, withToken: boolean): Promise<void> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key: benchKey(1), hwuid: benchDevice(1) }),
+  });
+  const body = (await res.json()) as { valid?: boolean; hw_bound?: boolean; license_token?: string };
+  if (!body.valid || !body.hw_bound || Boolean(body.license_token) !== withToken) {
+    throw new Error(`verify did not answer as the bench expects: ${res.status} ${JSON.stringify(body)}`);
+  }
 }

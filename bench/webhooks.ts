@@ -1,78 +1,184 @@
-import { request } from 'undici';
-import { startTestServer } from '../src/testing/harness.js';
-import { startReceiver } from '../src/testing/receiver.js';
-import { AS_IN_PRODUCTION } from './lib.js';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import { sql } from 'kysely';
+import type { Db } from '../src/platform/db/database.js';
+import type { ReceiverStats } from './baselines/receiver.js';
+import { alternate, type Figure, load, median, ratioOf, type Sample, samplesTable } from './lib.js';
+import { type Running, startBaseline, startService } from './processes.js';
+import { groupedKey, openStorage, type Seller, type StorageKind, seedLicenses } from './storage.js';
+
+/** Events per round (BENCH_DELIVERIES, default 5,000); the warm-up round sends a tenth. */
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5000);
 
 /**
- * Webhook delivery: how soon after a change commits its event reaches a local receiver, and how
- * many deliveries a second one endpoint gets, beside the same number of plain sequential POSTs
- * to that receiver measured in the same run.
+ * P6: webhook deliveries a second to one receiver in its own process, beside the receiver's own
+ * rate (autocannon straight at it), alternating. Each round commits DELIVERIES licenses with
+ * their license.created events in one transaction (SQL), for an endpoint subscribed to them, and
+ * times commit to the last receipt. The receiver speaks TLS: production only sends to https.
+ * PGlite belongs to the service's process, so there the events are written while it is stopped
+ * and the time runs from the moment it is up again.
  */
-export async function webhookDelivery(): Promise<string> {
-  const receiver = await startReceiver();
-  const server = await startTestServer({ ...AS_IN_PRODUCTION, JOBS: 'on' });
+export async function webhookDelivery(kind: StorageKind): Promise<{ text: string; figures: Figure[] }> {
+  const storage = await openStorage(kind, 'webhooks');
+  const stops: (() => Promise<void>)[] = [];
+  let node: (Running & { api: string }) | null = null;
   try {
-    const api = server.api;
-    const { token } = (
-      await api.post('/auth/register', {
-        email: `bench-hooks-${Date.now()}@example.com`,
-        password: 'benchmark password',
-      })
-    ).expect(201).body;
-    const app = (await api.post('/apps', { name: 'Bench' }, { token })).expect(201).body;
-    (
-      await api.post('/webhooks', { url: `${receiver.url}/bench`, events: ['license.created'] }, { token })
-    ).expect(201);
+    const key = path.join(storage.dir, 'tls-key.pem');
+    const cert = path.join(storage.dir, 'tls-cert.pem');
+    // A self-signed certificate for loopback, trusted by the service through NODE_EXTRA_CA_CERTS.
+    const certificate =
+      '-x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1';
+    execFileSync('openssl', ['req', ...certificate.split(' '), '-keyout', key, '-out', cert], {
+      stdio: 'ignore',
+    });
+    const receiver = await startBaseline('receiver', { TLS_KEY: key, TLS_CERT: cert }, storage.dir);
+    stops.push(receiver.stop);
+    const stats = () => receiverStats(receiver.url, fs.readFileSync(cert));
+    const seller = await storage.write((db) => seedLicenses(db, 0));
+    const env = { JOBS: 'on', WEBHOOK_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: cert };
+    if (kind === 'PostgreSQL') node = await startService(storage, env);
 
-    // Latency: one change at a time, waiting for its delivery.
-    const delays: number[] = [];
-    for (let i = 0; i < 30; i++) {
-      const seen = receiver.requests.length;
-      await api.post(`/apps/${app.id}/licenses`, {}, { token });
-      const committed = performance.now();
-      await receiver.waitFor(seen + 1);
-      delays.push(performance.now() - committed);
-    }
-    delays.sort((a, b) => a - b);
+    let round = 0;
+    const firstReceiptMs: number[] = [];
+    const deliveries = async (_seconds: number, warmUp: boolean): Promise<Sample> => {
+      const count = warmUp ? Math.ceil(DELIVERIES / 10) : DELIVERIES;
+      const target = `/hooks/${++round}`;
+      const commit = async (db: Db) => {
+        await commitEvents(db, seller, `${receiver.url}${target}`, count, round);
+        return Date.now();
+      };
+      let from: number;
+      if (kind === 'PGlite') {
+        await node?.stop();
+        await storage.write(commit);
+        node = await startService(storage, env);
+        from = node.readyAt;
+      } else {
+        from = await storage.write(commit);
+      }
+      const seen = await waitForCount(stats, target, count);
+      // The jobs start just before the service says it is up: a delivery may come first.
+      from = Math.min(from, seen.firstAt);
+      if (!warmUp) firstReceiptMs.push(seen.firstAt - from);
+      return { perSecond: Math.round(count / ((seen.lastAt - from) / 1000)) };
+    };
 
-    // Throughput: a burst of events, then the time until all are delivered.
-    const burst = 300;
-    const before = receiver.requests.length;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: burst }, () => api.post(`/apps/${app.id}/licenses`, {}, { token })),
-    );
-    await receiver.waitFor(before + burst);
-    const perSecond = Math.round(burst / ((performance.now() - started) / 1000));
-
-    // Baseline: the same number of sequential POSTs straight to the receiver.
-    const body = receiver.requests.at(-1)?.body ?? '{}';
-    const baselineStart = performance.now();
-    for (let i = 0; i < burst; i++) {
-      const res = await request(`${receiver.url}/baseline`, {
-        method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json' },
-      });
-      await res.body.dump();
-    }
-    const baseline = Math.round(burst / ((performance.now() - baselineStart) / 1000));
-
-    const storage = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
-    const at = (q: number) =>
-      Math.round(delays[Math.min(delays.length - 1, Math.floor(q * delays.length))] ?? 0);
-    return [
-      `### Webhook delivery (${storage})`,
+    const bodies = path.join(storage.dir, 'delivery.jsonl');
+    fs.writeFileSync(bodies, `${JSON.stringify(sampleEnvelope())}\n`);
+    const deliveriesName = `deliveries to one endpoint (${DELIVERIES} events a round)`;
+    const baselineName = 'POSTs straight to the receiver (baseline)';
+    const samples = await alternate([
+      { name: deliveriesName, run: deliveries },
+      { name: baselineName, run: (seconds) => load(`${receiver.url}/baseline`, { bodies, seconds }) },
+    ]);
+    const delivered = median((samples.get(deliveriesName) ?? []).map((s) => s.perSecond));
+    const since = kind === 'PGlite' ? 'the service being up' : 'commit';
+    const text = [
+      `#### Webhook delivery (${kind})`,
       '',
-      '| measure | value | ratio to baseline |',
-      '|---|---:|---:|',
-      `| plain sequential POSTs to the receiver (baseline) | ${baseline}/s | 1.00 |`,
-      `| deliveries to one endpoint (${burst} events, issued together) | ${perSecond}/s | ${(perSecond / baseline).toFixed(2)} |`,
-      `| commit to first attempt, median | ${at(0.5)} ms | |`,
-      `| commit to first attempt, p95 | ${at(0.95)} ms | |`,
+      `Deliveries timed from ${since} to the last receipt, over TLS to a receiver on loopback.`,
+      '',
+      samplesTable(samples, '/s'),
+      '',
+      `From ${since} to the first receipt: median ${median(firstReceiptMs)} ms (${Math.min(...firstReceiptMs)}–${Math.max(...firstReceiptMs)}).`,
     ].join('\n');
+    return {
+      text,
+      figures: [
+        {
+          figure: 'P6',
+          measure: 'webhook deliveries a second to one receiver / its own rate',
+          value: `${Math.round(delivered)}/s, ${ratioOf(samples, deliveriesName, baselineName)}`,
+          goal: '≥ 1,000/s and ≥ 50 %',
+        },
+      ],
+    };
   } finally {
-    await server.stop();
-    await receiver.close();
+    await node?.stop();
+    for (const stop of stops.reverse()) await stop();
+    await storage.drop();
   }
+}
+
+/**
+ * In one transaction: a new endpoint for this round (the earlier ones disabled), subscribed to
+ * license.created, and `count` licenses with their events, shaped as the license service writes them.
+ */
+async function commitEvents(
+  db: Db,
+  seller: Seller,
+  url: string,
+  count: number,
+  round: number,
+): Promise<void> {
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  await sql
+    .raw(`
+    update webhook_endpoints set enabled = false;
+    insert into webhook_endpoints (id, user_id, app_id, url, events, secret, created_at, updated_at)
+    values (gen_random_uuid(), '${seller.userId}', '${seller.appId}', '${url}', array['license.created'], '${secret}',
+      now() - interval '1 second', now());
+    with created as (
+      insert into licenses (id, key, app_id, user_id)
+      select gen_random_uuid(), ${groupedKey('h')}, '${seller.appId}', '${seller.userId}'
+      from (select upper(md5('hooks-${round}-' || i)) as h from generate_series(1, ${count}) i) s
+      returning id, key, user_id, status, created_at
+    )
+    insert into events (id, type, user_id, app_id, data, created_at)
+    select gen_random_uuid(), 'license.created', user_id, '${seller.appId}',
+      jsonb_build_object('id', id, 'licenseKey', key, 'userId', user_id, 'productId', null, 'status', status,
+        'expiresAt', null, 'createdAt', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+      now()
+    from created;
+  `)
+    .execute(db);
+}
+
+async function waitForCount(stats: () => Promise<ReceiverStats>, target: string, count: number) {
+  let last = { count: -1, at: Date.now() };
+  for (;;) {
+    const seen = (await stats())[target];
+    if (seen && seen.count >= count) return seen;
+    const now = Date.now();
+    if ((seen?.count ?? 0) !== last.count) last = { count: seen?.count ?? 0, at: now };
+    else if (now - last.at > 30_000)
+      throw new Error(`webhooks: ${last.count} of ${count} delivered, none for 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function receiverStats(url: string, ca: Buffer): Promise<ReceiverStats> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(`${url}/stats`, { ca }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve(JSON.parse(body) as ReceiverStats));
+      })
+      .on('error', reject);
+  });
+}
+
+/** A delivery body of the size the service sends for license.created. */
+function sampleEnvelope() {
+  return {
+    id: crypto.randomUUID(),
+    type: 'license.created',
+    data: {
+      id: crypto.randomUUID(),
+      licenseKey: 'ABCDE-12345-ABCDE-12345-ABCDE-12345',
+      userId: crypto.randomUUID(),
+      productId: null,
+      status: 'active',
+      expiresAt: null,
+      createdAt: new Date().toISOString(),
+    },
+    timestamp: new Date().toISOString(),
+    signature: `sha256=${randomBytes(32).toString('hex')}`,
+  };
 }

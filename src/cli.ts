@@ -17,6 +17,8 @@ program
   .action(async () => {
     const config = loadConfig();
     const log = createLog(config);
+    // A promise nobody awaited that fails is a bug to report, not a reason to stop serving.
+    process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'process.unhandled_rejection'));
     const service = await startService(config, log);
     const shutdown = (signal: string) => {
       log.info({ signal }, 'server.stopping');

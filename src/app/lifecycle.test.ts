@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { readMigrations } from '../platform/db/migrate.js';
-import { killAll, runCli, serve } from '../testing/cli-process.js';
+import { crash, killAll, runCli, serve } from '../testing/cli-process.js';
 import { assertError, httpClient } from '../testing/http-client.js';
 import { startReceiver } from '../testing/receiver.js';
 import { scratchDatabase } from '../testing/scratch-database.js';
@@ -242,8 +242,7 @@ describe(`the service process on ${storage}`, () => {
       ).expect(201);
       const app = (await api.post('/apps', { name: 'Crash' }, { token })).expect(201).body;
       const [inFlight] = await receiver.waitFor(1);
-      first.proc.child.kill('SIGKILL');
-      await first.proc.exited;
+      await crash(first.proc);
 
       const second = await serve(env);
       try {

@@ -23,6 +23,7 @@ import { createDeliveryWorker, createSender, createWebhookService } from '../mod
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
+import { createNamedLocks } from '../platform/db/named-lock.js';
 import type { Log } from '../platform/log.js';
 
 export interface ModuleDeps {
@@ -38,14 +39,22 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const { db } = database;
   const tokens = createUserTokenSigner({
     secret: sessionSecret,
-    issuer: config.apiBaseUrl,
+    formerIssuer: config.apiBaseUrl,
     ttlSeconds: config.userTokenTtlSeconds,
     clock,
   });
   const users = createUserService({ db, clock, log, tokens, passwordHashCost: config.passwordHashCost });
   const apps = createAppService({ db, clock, log });
   const apiKeys = createApiKeyService({ db, clock, log, apps });
-  const products = createProductService({ db, clock, log, apps, payUrl: config.payPublicUrl });
+  const policy = { allowPrivate: config.webhookAllowPrivate, requireHttps: config.env === 'production' };
+  const products = createProductService({
+    db,
+    clock,
+    log,
+    apps,
+    payUrl: config.payPublicUrl,
+    webhookTargets: policy,
+  });
   const licenses = createLicenseService({ db, clock, log, apps, products });
   const keyRing = createKeyRing({ db, clock, log });
   const signer = config.licenseTokens
@@ -62,7 +71,6 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     jwksUri: `${config.apiBaseUrl}/licenses/jwks`,
     counts: verificationCounts,
   });
-  const policy = { allowPrivate: config.webhookAllowPrivate, requireHttps: config.env === 'production' };
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
   const deliveryWorker = createDeliveryWorker({ db, clock, log, sender });
@@ -87,7 +95,9 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
             stripe.client.webhooks.constructEvent(rawBody, signature, webhookSecret, 300) as never
         : null,
   });
-  const subscriptions = createSubscriptionService({ db, clock, log, partner });
+  // Renewal charges and cancels of one subscription take turns across the partner call.
+  const locks = createNamedLocks(database);
+  const subscriptions = createSubscriptionService({ db, clock, log, partner, locks });
   const checkout = createCheckoutService({
     clock,
     log,
@@ -100,7 +110,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     cryptoConfigured: config.crypto !== null,
     payUrl: config.payPublicUrl,
   });
-  const renewals = createRenewals({ db, clock, log, partner, licenses });
+  const renewals = createRenewals({ db, clock, log, partner, licenses, locks });
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,

@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { purgeAttempts } from '../modules/webhooks/index.js';
 import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
-import { openDatabase } from '../platform/db/database.js';
+import { type Database, openDatabase } from '../platform/db/database.js';
+import { isDatabaseUnavailable } from '../platform/db/errors.js';
 import { migrate } from '../platform/db/migrate.js';
 import { requestsDrained } from '../platform/http/create-http-app.js';
 import { createJobs } from '../platform/jobs.js';
@@ -14,6 +16,7 @@ import { createModules } from './modules.js';
 import { resolveSessionSecret } from './server-secret.js';
 
 const SHUTDOWN_DEADLINE_MS = 30_000;
+const STARTUP_DATABASE_WAIT_MS = 60_000;
 
 export interface RunningService {
   coreUrl: string;
@@ -31,11 +34,29 @@ export async function openModules(config: Config, log: Log, clock: Clock = syste
     log.warn({ err: { message: err.message } }, 'db.connection.lost'),
   );
   try {
+    await waitForDatabase(database, log);
     await migrate(database, log);
     return createModules({ config, database, log, clock, sessionSecret: resolveSessionSecret(config) });
   } catch (error) {
     await database.close().catch(() => {});
     throw error;
+  }
+}
+
+/**
+ * A node started while its database is away (a restart, a failover) waits for it a while instead
+ * of exiting, as it rides out an outage once running.
+ */
+async function waitForDatabase(database: Database, log: Log): Promise<void> {
+  const deadline = Date.now() + STARTUP_DATABASE_WAIT_MS;
+  for (;;) {
+    try {
+      return await database.ping();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() > deadline) throw error;
+      log.warn({ err: { message: error.message } }, 'db.waiting');
+      await sleep(1000);
+    }
   }
 }
 

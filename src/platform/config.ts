@@ -73,6 +73,12 @@ export interface Config {
   readonly mailPollMs: number;
   /** Milliseconds between writes of this node's license verification counts (analytics). */
   readonly verificationFlushMs: number;
+  /** PostgreSQL: milliseconds a statement may go unanswered before it fails (0: no limit). */
+  readonly databaseQueryTimeoutMs: number;
+  /** Requests one listener holds at once beyond which new ones answer 503 `overloaded`. */
+  readonly maxInFlight: number;
+  /** Mean event-loop delay (ms) beyond which new requests answer 503 `overloaded`; 0 is off. */
+  readonly maxEventLoopDelayMs: number;
   /**
    * Whether responses are checked against the schemas their routes declare: off, log the
    * mismatch, or enforce (log and answer 500). Off in production by default.
@@ -259,6 +265,14 @@ export function parseConfig(env: Env): Config {
       100,
       3_600_000,
     ),
+    databaseQueryTimeoutMs: integer(
+      'DATABASE_QUERY_TIMEOUT',
+      read('DATABASE_QUERY_TIMEOUT') ?? '30000',
+      0,
+      3_600_000,
+    ),
+    maxInFlight: integer('MAX_IN_FLIGHT', read('MAX_IN_FLIGHT') ?? '1000', 1, 1_000_000),
+    maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY', read('MAX_EVENT_LOOP_DELAY') ?? '1000', 0, 60_000),
     // Checking costs a validation per response and turns drift into 500s: worth it in tests, not
     // on buyers' requests. NODE_ENV defaults to development, so a plain `npm start` leaves it off.
     responseContract: oneOf(

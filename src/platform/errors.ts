@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal_error: 500,
   not_ready: 503,
+  database_unavailable: 503,
+  overloaded: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,9 +1,11 @@
+import { isDatabaseUnavailable } from './db/errors.js';
 import type { Log } from './log.js';
 
 /**
  * Background work repeated on an interval in every node. A run never overlaps the previous
- * one, a failure is logged and retried on the next tick, and stop() waits for a run in
- * progress. Jobs must be safe when several nodes run them at once.
+ * one, a failure is logged and retried on the next tick (a database outage pauses the job
+ * until a pass succeeds), and stop() waits for a run in progress. Jobs must be safe when
+ * several nodes run them at once.
  */
 export interface Jobs {
   every(name: string, intervalMs: number, run: () => Promise<unknown>): void;
@@ -17,11 +19,21 @@ export function createJobs(log: Log): Jobs {
   return {
     every(name, intervalMs, run) {
       let busy = false;
+      // While the database is away every pass fails alike: say so once, and once when it is back.
+      let paused = false;
       const tick = () => {
         if (busy || stopped) return;
         busy = true;
         const current = run()
-          .catch((err) => log.error({ err, job: name }, 'job.failed'))
+          .then(() => {
+            if (paused) log.info({ job: name }, 'job.resumed');
+            paused = false;
+          })
+          .catch((err) => {
+            if (!isDatabaseUnavailable(err)) return log.error({ err, job: name }, 'job.failed');
+            if (!paused) log.warn({ job: name, err: { message: err.message } }, 'job.paused');
+            paused = true;
+          })
           .finally(() => {
             busy = false;
             running.delete(current);

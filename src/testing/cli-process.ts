@@ -27,6 +27,9 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
       HOME: process.env.HOME,
       NODE_ENV: 'test',
       PASSWORD_HASH_COST: '1024',
+      // Test machines run many processes on few cores: a server starved of CPU for a moment is
+      // not overloaded by its own requests (see harness.ts). Overload tests set their own.
+      MAX_EVENT_LOOP_DELAY: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,6 +76,12 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
       return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
     },
   };
+}
+
+/** Kills the process at once (kill -9), as a crash or the OOM killer would, and waits until it is gone. */
+export async function crash(proc: CliProcess): Promise<void> {
+  proc.child.kill('SIGKILL');
+  await proc.exited;
 }
 
 /** Starts `serve` and returns the base urls it printed. */

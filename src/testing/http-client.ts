@@ -16,6 +16,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** A raw body sent as is (for content-type and parser tests). */
   raw?: string | Buffer;
+  /** Gives up on a request that takes longer (a hang is a failure, not a wait). */
+  timeoutMs?: number;
 }
 
 export interface HttpClient {
@@ -39,7 +41,13 @@ export function httpClient(baseUrl: string): HttpClient {
       payload = JSON.stringify(body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(baseUrl + path, { method, headers, body: payload, redirect: 'manual' });
+    const res = await fetch(baseUrl + path, {
+      method,
+      headers,
+      body: payload,
+      redirect: 'manual',
+      ...(options.timeoutMs ? { signal: AbortSignal.timeout(options.timeoutMs) } : {}),
+    });
     const text = await res.text();
     let parsed: unknown = null;
     if (text && res.headers.get('content-type')?.includes('application/json')) parsed = JSON.parse(text);

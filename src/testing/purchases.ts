@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { HttpClient, HttpResponse } from './http-client.js';
 
 /** The card number the sandbox partner pays with (see the sandbox partner for the declining ones). */
@@ -45,4 +46,51 @@ export async function buyWithSandbox(
   // biome-ignore lint/suspicious/noExplicitAny: the confirmation is asserted field by field
   const paid: any = (await confirmPurchase(server, intent, card)).expect(200).body;
   return { intent, paid };
+}
+
+/**
+ * One purchase as the seller's routes show it. The status lookup, the batch, the order detail and
+ * the order list must agree (the test fails when they do not); answers their common status and
+ * reason, the transaction's timestamp, and whether the default order list (paid and pending) has it.
+ */
+export async function purchaseAsSeen(
+  server: { api: HttpClient },
+  token: string,
+  purchase: { orderId: string; transactionId: string },
+) {
+  const transaction = purchase.transactionId;
+  const lookup = (await server.api.post('/transaction/status', { transaction }, { token })).expect(200).body;
+  const batch = (
+    await server.api.post('/transactions', { transactionsId: [transaction], limits: 'all' }, { token })
+  ).expect(200).body;
+  const order = (await server.api.get(`/orders/${purchase.orderId}`, { token })).expect(200).body;
+  const listed = async (query: string) =>
+    (await server.api.get(`/orders?limit=100${query}`, { token }))
+      .expect(200)
+      .body.orders.find((o: { id: string }) => o.id === purchase.orderId);
+  const inItsList = await listed(`&status=${order.status}`);
+  const status = lookup.transactionStatus;
+  const reason = lookup.transactionStatusReason;
+  assert.deepEqual(
+    {
+      lookup: [lookup.transaction.transactionStatus, lookup.transaction.statusReason],
+      batch: [batch.transactions[0]?.transactionStatus, batch.transactions[0]?.statusReason],
+      order: order.status,
+      list: inItsList?.status,
+      timestamps: [batch.transactions[0]?.timestamp, order.updatedAt],
+    },
+    {
+      lookup: [status, reason],
+      batch: [status, reason],
+      order: status,
+      list: status,
+      timestamps: [lookup.transaction.timestamp, lookup.transaction.timestamp],
+    },
+  );
+  return {
+    status,
+    reason,
+    timestamp: lookup.transaction.timestamp as string,
+    inDefaultList: (await listed('')) !== undefined,
+  };
 }

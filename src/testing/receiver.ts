@@ -11,7 +11,8 @@ export interface ReceivedRequest {
 }
 
 export type Answer =
-  | { status: number; body?: string; headers?: Record<string, string> }
+  /** `delayMs` holds the answer back, so a sender can be stopped while it waits. */
+  | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number }
   | { hang: true }
   | { reset: true }
   | { hugeBody: number };
@@ -32,6 +33,9 @@ export async function startReceiver(): Promise<Receiver> {
   const waiters: { count: number; resolve: () => void }[] = [];
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
+    // A sender that dies mid-request (a killed process) resets the connection: nothing to answer.
+    req.on('error', () => {});
+    res.on('error', () => {});
     let body = '';
     req.on('data', (chunk) => {
       body += chunk;
@@ -75,8 +79,12 @@ export async function startReceiver(): Promise<Receiver> {
         });
         return write();
       }
-      res.writeHead(next.status, { 'content-type': 'text/plain', ...next.headers });
-      res.end(next.body ?? '');
+      const respond = () => {
+        res.writeHead(next.status, { 'content-type': 'text/plain', ...next.headers });
+        res.end(next.body ?? '');
+      };
+      if (next.delayMs) setTimeout(respond, next.delayMs);
+      else respond();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

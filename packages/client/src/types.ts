@@ -175,12 +175,15 @@ export interface VerifiedPurchase {
   };
 }
 
-/** The same answer for an unknown license, another e-mail and an unpaid order. */
+/**
+ * `purchase_not_verified` for an unknown license, another e-mail and an unpaid order alike; the
+ * `license_*` codes when the paid purchase's license is suspended, revoked or expired.
+ */
 export interface UnverifiedPurchase {
   success: false;
   verified: false;
   status: 'not_verified';
-  code: 'purchase_not_verified';
+  code: 'purchase_not_verified' | 'license_suspended' | 'license_revoked' | 'license_expired';
   message: string;
 }
 

@@ -1,7 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 import type { LicenseStatus, OrderStatus, SubscriptionStatus } from '../../platform/db/schema.js';
 import { ROLES, TIERS } from '../../platform/http/principal.js';
-import { Timestamp } from '../../platform/http/schemas.js';
+import { DateTime, Timestamp } from '../../platform/http/schemas.js';
 
 export const INTERVALS = ['day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -32,8 +32,8 @@ function countsOf<K extends string>(keys: readonly K[]) {
 }
 
 export const SeriesQueryFields = {
-  from: Type.Optional(Timestamp),
-  to: Type.Optional(Timestamp),
+  from: Type.Optional(DateTime),
+  to: Type.Optional(DateTime),
   interval: Type.Enum(INTERVALS, { default: 'day' }),
 };
 export const SeriesQuery = Type.Object(SeriesQueryFields, { additionalProperties: false });

@@ -198,6 +198,57 @@ describe('the signed redirect and validate', () => {
     );
   });
 
+  test('validate refuses a purchase whose license was suspended, expired or revoked, and says which', async () => {
+    const seller = await sellerWithApp(server);
+    const item = await product(seller);
+    const { location } = await buy(item.id, { email: 'kim@example.com' });
+    const license = location.searchParams.get('license') as string;
+    const { licenseId } = (
+      await server.api.get(`/orders/${(await ordersOf(seller)).orders[0].id}`, { token: seller.token })
+    ).expect(200).body;
+    const path = `/apps/${seller.appId}/licenses/${licenseId}`;
+    const validate = async () =>
+      (await server.pay.post('/api/checkout/mirror/validate', { license, email: 'kim@example.com' })).expect(
+        200,
+      ).body;
+    const refused = (code: string, message: string) => ({
+      success: false,
+      verified: false,
+      status: 'not_verified',
+      code,
+      message,
+    });
+
+    (await server.api.post(`${path}/suspend`, undefined, { token: seller.token })).expect(200);
+    assert.deepEqual(
+      await validate(),
+      refused('license_suspended', 'The license of this purchase is suspended'),
+    );
+    (await server.api.post(`${path}/reinstate`, undefined, { token: seller.token })).expect(200);
+    assert.equal((await validate()).verified, true);
+
+    (await server.api.patch(path, { expiresAt: '2020-01-01T00:00:00Z' }, { token: seller.token })).expect(
+      200,
+    );
+    assert.deepEqual(
+      await validate(),
+      refused('license_expired', 'The license of this purchase has expired'),
+    );
+    (await server.api.patch(path, { expiresAt: null }, { token: seller.token })).expect(200);
+
+    (await server.api.post(`${path}/revoke`, undefined, { token: seller.token })).expect(200);
+    assert.deepEqual(
+      await validate(),
+      refused('license_revoked', 'The license of this purchase was revoked'),
+    );
+    // Only a caller holding both the license and its e-mail learns why.
+    assert.equal(
+      (await server.pay.post('/api/checkout/mirror/validate', { license, email: 'eve@example.com' })).body
+        .code,
+      'purchase_not_verified',
+    );
+  });
+
   test('autoRedirect sends an Enterprise seller’s buyer straight on; hideEmail keeps the e-mail out', async () => {
     const seller = await sellerWithApp(server, 'enterprise');
     const item = await product(seller, { autoRedirect: true, hideEmail: true });

@@ -195,7 +195,7 @@ export function registerCheckoutRoutes(
     schema: {
       summary: 'Validate a purchase after the buyer’s redirect',
       description:
-        'Called by the seller’s site with the license and e-mail from the redirect; grant access only when verified is true. An unknown pair still answers 200, with verified false.',
+        'Called by the seller’s site with the license and e-mail from the redirect; grant access only when verified is true. An unknown pair still answers 200, with verified false; so does a purchase whose license is suspended, revoked or expired, with a code saying which.',
       tags: ['checkout'],
       body: ValidateBody,
       response: { 200: ValidateAnswer },

@@ -70,7 +70,8 @@ export const ValidateAnswer = Type.Union([
     success: Type.Literal(false),
     verified: Type.Literal(false),
     status: Type.Literal('not_verified'),
-    code: Type.Literal('purchase_not_verified'),
+    /** purchase_not_verified when nothing matches; the license_* codes when its license stopped. */
+    code: Type.Enum(['purchase_not_verified', 'license_revoked', 'license_suspended', 'license_expired']),
     message: Type.String(),
   }),
 ]);

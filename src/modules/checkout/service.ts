@@ -57,6 +57,10 @@ export function createCheckoutService({
   /** {pay_url} as buyers' browsers reach it. */
   payUrl: string;
 }) {
+  const notVerified = <R extends { code: string; message: string }>(refusal: R) => {
+    log.info({ code: refusal.code }, 'checkout.validate.not_verified');
+    return { success: false as const, verified: false as const, status: 'not_verified' as const, ...refusal };
+  };
   const findProduct = (id: string) => (isUuid(id) ? products.forCheckout(id) : Promise.resolve(null));
 
   const unavailable = (): PageOutcome => ({
@@ -312,22 +316,16 @@ export function createCheckoutService({
     },
 
     /**
-     * Mirror validate: a paid purchase matching the license and e-mail. Every failure gets the
-     * same answer, so a caller learns nothing about which half was wrong.
+     * Mirror validate: a paid purchase matching the license and e-mail, whose license still
+     * grants access. Every failure to match gets the same answer, so a caller learns nothing about
+     * which half was wrong; only a caller who proved both learns that the license stopped.
      */
     async validate(input: { license: string; email: string }) {
       const key = normalizeLicenseKey(input.license);
-      const order = key ? await payments.findPaidPurchase(key, input.email) : null;
-      if (!order) {
-        log.info('checkout.validate.not_verified');
-        return {
-          success: false as const,
-          verified: false as const,
-          status: 'not_verified' as const,
-          code: 'purchase_not_verified' as const,
-          message: 'No paid purchase matches this license and e-mail',
-        };
-      }
+      const found = key ? await payments.findPaidPurchase(key, input.email) : null;
+      if (!found) return notVerified(NO_PURCHASE);
+      if (found.licenseStatus !== 'active') return notVerified(LICENSE_REFUSALS[found.licenseStatus]);
+      const { order } = found;
       return {
         success: true as const,
         verified: true as const,
@@ -343,6 +341,18 @@ export function createCheckoutService({
     },
   };
 }
+
+const NO_PURCHASE = {
+  code: 'purchase_not_verified',
+  message: 'No paid purchase matches this license and e-mail',
+} as const;
+
+/** Why a paid purchase no longer validates: its license stopped (the codes verification uses). */
+const LICENSE_REFUSALS = {
+  revoked: { code: 'license_revoked', message: 'The license of this purchase was revoked' },
+  suspended: { code: 'license_suspended', message: 'The license of this purchase is suspended' },
+  expired: { code: 'license_expired', message: 'The license of this purchase has expired' },
+} as const;
 
 function pageProduct(product: CheckoutProduct): PageProduct {
   return {

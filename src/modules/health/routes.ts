@@ -5,7 +5,7 @@ import type { HttpApp } from '../../platform/http/create-http-app.js';
 /** Liveness answers while the process runs; readiness also needs the database. */
 export function registerHealthRoutes(app: HttpApp, deps: { ping: () => Promise<void> }): void {
   app.get('/health', {
-    config: { auth: 'public' },
+    config: { auth: 'public', alwaysAnswer: true },
     schema: {
       summary: 'Liveness: the process answers',
       tags: ['health'],
@@ -15,7 +15,7 @@ export function registerHealthRoutes(app: HttpApp, deps: { ping: () => Promise<v
   });
 
   app.get('/health/ready', {
-    config: { auth: 'public' },
+    config: { auth: 'public', alwaysAnswer: true },
     schema: {
       summary: 'Readiness: the process and its database answer',
       description: 'Answers 503 `not_ready` while the database is unreachable or the node is shutting down.',

@@ -1,4 +1,5 @@
 export { normalizeLicenseKey } from './license-key.js';
+export { effectiveStatus } from './license-status.js';
 export { registerLicenseRoutes, registerVerificationRoutes } from './routes.js';
 export { createLicenseService, type LicenseService } from './service.js';
 export { createVerification, type Verification } from './verification.js';

@@ -15,7 +15,10 @@ export const Metadata = Type.Object(
 );
 
 const ExpiresAt = Nullable(
-  Type.String({ format: 'date-time', errorMessage: 'must be an ISO 8601 date-time, or null' }),
+  Type.String({
+    format: 'date-time',
+    errorMessage: 'must be an ISO 8601 date-time with a time zone, between 1970 and 9999, or null',
+  }),
 );
 const MaxDevices = Nullable(Type.Integer({ minimum: 1, maximum: 100_000 }));
 

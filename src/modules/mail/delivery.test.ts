@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { SMTPServer } from 'smtp-server';
 import { ConfigError, parseConfig } from '../../platform/config.js';
 import { createLog } from '../../platform/log.js';
 import {
@@ -16,49 +14,11 @@ import {
   uniqueSuffix,
 } from '../../testing/harness.js';
 import { buyWithSandbox } from '../../testing/purchases.js';
+import { type SmtpSink, startSmtpSink } from '../../testing/smtp-sink.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 import { createMailer, createNotificationWorker, MAX_ATTEMPTS } from './index.js';
 import { claimDue } from './store.js';
 import { LEASE_MS } from './worker.js';
-
-/** A local SMTP server that keeps what it receives and refuses recipients when told. */
-interface SmtpSink {
-  url: string;
-  messages: { to: string[]; raw: string }[];
-  /** Recipients get a temporary refusal (451) while this is set. */
-  refuse: boolean;
-  close(): Promise<void>;
-}
-
-async function startSmtpSink(): Promise<SmtpSink> {
-  const sink: Omit<SmtpSink, 'url' | 'close'> = { messages: [], refuse: false };
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onRcptTo(_address, _session, callback) {
-      if (!sink.refuse) return callback();
-      callback(Object.assign(new Error('Mailbox busy, try again later'), { responseCode: 451 }));
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        sink.messages.push({
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString('utf8'),
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return Object.assign(sink, {
-    url: `smtp://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(resolve)),
-  });
-}
 
 /** Headers and the decoded text and HTML parts of an RFC 5322 message from nodemailer. */
 function readMessage(raw: string) {

@@ -5,6 +5,7 @@ import { iso } from '../../platform/http/schemas.js';
 import { fromDecimalString } from '../../platform/money.js';
 import { sameSecret } from '../../platform/secrets.js';
 import { type MerchantEventType, recordEvent } from '../events/index.js';
+import { effectiveStatus } from '../licenses/index.js';
 import type { SavedCard } from './partner.js';
 import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
@@ -199,9 +200,15 @@ export function createFulfilment({
       };
     },
 
-    /** The paid purchase a license and e-mail prove (mirror validate), or null. */
+    /**
+     * The paid purchase a license and e-mail prove (mirror validate) with its license's status
+     * now (an expiry that has passed counts as expired), or null.
+     */
     async findPaidPurchase(licenseKey: string, email: string) {
-      return (await store.findPaidPurchase(db, licenseKey, email)) ?? null;
+      const found = await store.findPaidPurchase(db, licenseKey, email);
+      if (!found) return null;
+      const { license_status, license_expires_at, ...order } = found;
+      return { order, licenseStatus: effectiveStatus(license_status, license_expires_at, clock.now()) };
     },
   };
 }

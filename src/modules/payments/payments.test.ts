@@ -11,7 +11,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
-import { confirmPurchase, startPurchase } from '../../testing/purchases.js';
+import { buyWithSandbox, confirmPurchase, purchaseAsSeen, startPurchase } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 import { eventsForUser } from '../events/index.js';
 
@@ -282,6 +282,99 @@ describe('what can be bought', () => {
       assert.deepEqual([Number(row.amount_minor), row.currency], [minor, currency]);
       assert.equal(intent.amount, price);
     }
+  });
+});
+
+describe('a paid transaction follows its license', () => {
+  test('suspended or revoked reads canceled with the reason, expired stays paid, reinstated is paid again', async () => {
+    clock.set('2032-03-01T10:00:00.000Z');
+    const seller = await sellerWithApp(server);
+    const item = await product(seller);
+    const { intent, paid } = await buyWithSandbox(server, item.id, 'ann@example.com');
+    const waiting = await startPurchase(server, item.id, 'later@example.com');
+    const { licenseId } = (await server.api.get(`/orders/${intent.orderId}`, { token: seller.token })).body;
+    const license = `/apps/${seller.appId}/licenses/${licenseId}`;
+    const act = async (action: 'suspend' | 'reinstate' | 'revoke') =>
+      (await server.api.post(`${license}/${action}`, undefined, { token: seller.token })).expect(200);
+    const expireAt = async (expiresAt: string | null) =>
+      (await server.api.patch(license, { expiresAt }, { token: seller.token })).expect(200);
+    const seen = () => purchaseAsSeen(server, seller.token, intent);
+    const validate = async () => {
+      const answer = (
+        await server.pay.post('/api/checkout/mirror/validate', {
+          license: paid.licenseKey,
+          email: 'ann@example.com',
+        })
+      ).expect(200).body;
+      return [answer.verified, answer.code];
+    };
+
+    assert.deepEqual(await seen(), {
+      status: 'paid',
+      reason: '',
+      timestamp: '2032-03-01T10:00:00.000Z',
+      inDefaultList: true,
+    });
+    assert.deepEqual(await validate(), [true, undefined]);
+
+    clock.advance(60_000);
+    await act('suspend');
+    assert.deepEqual(await seen(), {
+      status: 'canceled',
+      reason: 'The license is suspended',
+      timestamp: '2032-03-01T10:01:00.000Z',
+      inDefaultList: false,
+    });
+    assert.deepEqual(await validate(), [false, 'license_suspended']);
+
+    clock.advance(60_000);
+    await act('reinstate');
+    assert.deepEqual(await seen(), {
+      status: 'paid',
+      reason: '',
+      timestamp: '2032-03-01T10:02:00.000Z',
+      inDefaultList: true,
+    });
+    assert.deepEqual(await validate(), [true, undefined]);
+
+    // An expired license is a completed purchase whose term ended: still paid, and the reason says so.
+    await expireAt('2032-03-01T11:00:00.000Z');
+    clock.set('2032-03-01T12:00:00.000Z');
+    assert.deepEqual(await seen(), {
+      status: 'paid',
+      reason: 'The license has expired',
+      timestamp: '2032-03-01T10:02:00.000Z',
+      inDefaultList: true,
+    });
+    assert.deepEqual(await validate(), [false, 'license_expired']);
+    await expireAt(null);
+    assert.deepEqual((await seen()).reason, '');
+    assert.deepEqual(await validate(), [true, undefined]);
+
+    clock.advance(60_000);
+    await act('revoke');
+    assert.deepEqual(await seen(), {
+      status: 'canceled',
+      reason: 'The license was revoked',
+      timestamp: '2032-03-01T12:01:00.000Z',
+      inDefaultList: false,
+    });
+    assert.deepEqual(await validate(), [false, 'license_revoked']);
+
+    // Each row of a batch reads its own license; the one still waiting for payment stays pending.
+    const batch = (
+      await server.api.post(
+        '/transactions',
+        { transactionsId: [intent.transactionId, waiting.transactionId], limits: 'all' },
+        { token: seller.token },
+      )
+    ).expect(200).body;
+    assert.deepEqual(
+      batch.transactions.map((t: { transactionStatus: string }) => t.transactionStatus),
+      ['canceled', 'pending'],
+    );
+    const paidOnly = (await server.api.get('/orders?status=paid', { token: seller.token })).expect(200).body;
+    assert.equal(paidOnly.total, 0, 'a revoked purchase is not listed as paid');
   });
 });
 

@@ -95,6 +95,7 @@ export function registerPaymentRoutes(
     config: { auth: 'seller' },
     schema: {
       summary: 'Look up a transaction’s status',
+      description: 'A paid transaction follows its license: canceled while it is suspended or once revoked.',
       tags: ['transactions'],
       body: TransactionStatusBody,
       response: { 200: TransactionStatus },
@@ -107,7 +108,8 @@ export function registerPaymentRoutes(
     config: { auth: 'seller' },
     schema: {
       summary: 'Look up many transactions at once',
-      description: 'At most 200 rows, within a relative window (all, today, week, month).',
+      description:
+        'At most 200 rows, within a relative window (all, today, week, month); statuses read as in the single lookup.',
       tags: ['transactions'],
       body: TransactionsBody,
       response: { 200: TransactionBatch },
@@ -119,7 +121,8 @@ export function registerPaymentRoutes(
     config: { auth: 'seller' },
     schema: {
       summary: 'List your orders',
-      description: 'Paid and pending orders of your products unless status asks for another.',
+      description:
+        'Paid and pending orders of your products unless status asks for another. A paid order whose license is suspended or revoked reads canceled.',
       tags: ['orders'],
       querystring: OrderListQuery,
       response: { 200: OrderList },

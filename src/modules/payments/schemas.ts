@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { DateTime, Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 
 export const ORDER_STATUSES = ['pending', 'paid', 'canceled', 'rejected'] as const;
 export const WINDOWS = ['all', 'today', 'week', 'month'] as const;
@@ -103,8 +103,8 @@ export const OrderListQuery = Type.Object(
     status: Type.Optional(Type.Enum(ORDER_STATUSES)),
     productId: Type.Optional(Uuid),
     email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
-    from: Type.Optional(Type.String({ format: 'date-time' })),
-    to: Type.Optional(Type.String({ format: 'date-time' })),
+    from: Type.Optional(DateTime),
+    to: Type.Optional(DateTime),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,8 @@
-import type { DisputeRow, OrderRow, OrderStatus } from '../../platform/db/schema.js';
+import type { DisputeRow, OrderStatus } from '../../platform/db/schema.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import { fromDecimalString } from '../../platform/money.js';
+import { MAX_BATCH } from './schemas.js';
 import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
 
@@ -13,13 +14,13 @@ export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' |
     async transactionStatus(principal: Principal, transactionId: string) {
       const order = visibleTo(
         principal,
-        await store.findOwnedTransaction(db, principal.userId, transactionId),
+        await store.findOwnedTransaction(db, principal.userId, transactionId, clock.now()),
         'Transaction',
       );
       return {
         status: 200 as const,
-        transactionStatus: order.status,
-        transactionStatusReason: order.status_reason,
+        transactionStatus: order.live_status,
+        transactionStatusReason: order.live_status_reason,
         info: order.payment_provider === 'sandbox' ? 'sandbox payment: test mode, no money moved' : '',
         transaction: toTransaction(order),
       };
@@ -32,22 +33,23 @@ export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' |
     ) {
       const now = clock.now();
       const from = windowStart(input.limits, now);
-      const { rows, total } = await store.listOrders(
+      // The ids are distinct and at most MAX_BATCH, so every match fits in the one statement.
+      const rows = await store.findTransactions(
         db,
         principal.userId,
         {
-          statuses: ['pending', 'paid', 'canceled', 'rejected'],
           transactionIds: input.transactionsId,
           email: input.email,
           appId: apiKeyAppId(principal),
           ...(from ? { from } : {}),
           to: new Date(now.getTime() + 1),
         },
-        { limit: 200, offset: 0 },
+        MAX_BATCH,
+        now,
       );
       return {
         transactions: rows.map(toTransaction),
-        total,
+        total: rows.length,
         limits: input.limits,
         from: isoOrNull(from),
         to: iso(now),
@@ -71,6 +73,7 @@ export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' |
           to: filter.to ? new Date(filter.to) : undefined,
         },
         page,
+        clock.now(),
       );
       return { orders: rows.map(toOrderSummary), total, ...page };
     },
@@ -95,8 +98,12 @@ export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' |
     },
 
     async getOrder(principal: Principal, id: string) {
-      const order = visibleTo(principal, await store.findOwnedOrder(db, principal.userId, id), 'Order');
-      return { ...toOrderSummary(order), licenseId: order.license_id, updatedAt: iso(order.updated_at) };
+      const order = visibleTo(
+        principal,
+        await store.findOwnedOrder(db, principal.userId, id, clock.now()),
+        'Order',
+      );
+      return { ...toOrderSummary(order), licenseId: order.license_id, updatedAt: iso(order.live_updated_at) };
     },
   };
 }
@@ -116,17 +123,18 @@ function windowStart(window: Window, now: Date): Date | null {
   }
 }
 
-function toTransaction(order: OrderRow) {
+/** The transaction (and order) follow the license: see `SellerOrderRow`. */
+function toTransaction(order: store.SellerOrderRow) {
   return {
     transactionId: order.transaction_id,
-    transactionStatus: order.status,
-    statusReason: order.status_reason,
+    transactionStatus: order.live_status,
+    statusReason: order.live_status_reason,
     licenseId: order.license_id,
     productId: order.product_id,
     amount: fromDecimalString(order.amount),
     currency: order.currency,
     email: order.email,
-    timestamp: iso(order.updated_at),
+    timestamp: iso(order.live_updated_at),
     paymentProvider: order.payment_provider,
   };
 }
@@ -143,14 +151,14 @@ function toDisputeSummary(row: DisputeRow) {
   };
 }
 
-function toOrderSummary(order: OrderRow) {
+function toOrderSummary(order: store.SellerOrderRow) {
   return {
     id: order.id,
     productId: order.product_id,
     email: order.email,
     amount: fromDecimalString(order.amount),
     currency: order.currency,
-    status: order.status,
+    status: order.live_status,
     paymentProvider: order.payment_provider,
     transactionId: order.transaction_id,
     createdAt: iso(order.created_at),

@@ -26,7 +26,11 @@ export function insertOrder(
     .executeTakeFirstOrThrow();
 }
 
-/** Inserts the order unless one with its id exists (a concurrent double submit); either way returns it. */
+/**
+ * Inserts the order unless one with its id exists (a concurrent double submit); either way returns
+ * it. No conflict target: racing submits of one attempt also collide on the partner payment key
+ * (the partner answers both with the same payment), which `ON CONFLICT (id)` would still raise.
+ */
 export async function insertOrderOnce(
   executor: Executor,
   order: Omit<OrderRow, OptionalOrderColumns> & Partial<Pick<OrderRow, OptionalOrderColumns>>,
@@ -34,7 +38,7 @@ export async function insertOrderOnce(
   await executor
     .insertInto('orders')
     .values({ ...order, updated_at: order.created_at })
-    .onConflict((oc) => oc.column('id').doNothing())
+    .onConflict((oc) => oc.doNothing())
     .execute();
   return executor.selectFrom('orders').selectAll().where('id', '=', order.id).executeTakeFirstOrThrow();
 }
@@ -138,26 +142,42 @@ export function linkLicense(
     .executeTakeFirstOrThrow();
 }
 
-export function findOwnedOrder(executor: Executor, userId: string, id: string) {
-  return executor
-    .selectFrom('orders')
-    .selectAll()
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-}
+/**
+ * An order as the seller reads it. A paid order follows what became of the license it issued and
+ * of the payment since, read live in the same statement so the two can never disagree:
+ * a lost chargeback or a revoked or suspended license shows `canceled`, an expired license stays
+ * `paid` (its term ended). Other states, and the stored row, stay as the payment left them.
+ */
+export type SellerOrderRow = OrderRow & {
+  live_status: OrderStatus;
+  live_status_reason: string;
+  /** The later of the order's and its license's last change. */
+  live_updated_at: Date;
+};
 
-export function findOwnedTransaction(executor: Executor, userId: string, transactionId: string) {
-  return executor
-    .selectFrom('orders')
-    .selectAll()
-    .where('transaction_id', '=', transactionId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+/** The live status, reason and change time of `orders as o` left-joined to `licenses as l`. */
+function liveStatus(now: Date) {
+  // Scoped by the seller too, so the disputes_user_idx index finds the order's disputes.
+  const chargedBack = sql<boolean>`exists (select 1 from disputes d
+    where d.user_id = o.user_id and d.order_id = o.id and d.status = 'lost')`;
+  const paid = sql<boolean>`o.status = 'paid'`;
+  return {
+    status: sql<OrderStatus>`case when not ${paid} then o.status
+      when ${chargedBack} or l.status in ('revoked', 'suspended') then 'canceled'
+      else o.status end`,
+    reason: sql<string>`case when not ${paid} then o.status_reason
+      when ${chargedBack} then 'The payment was charged back (dispute lost)'
+      when l.status = 'revoked' then 'The license was revoked'
+      when l.status = 'suspended' then 'The license is suspended'
+      when l.status = 'expired' or (l.status = 'active' and l.expires_at <= ${now}) then 'The license has expired'
+      else o.status_reason end`,
+    updatedAt: sql<Date>`case when ${paid} and l.updated_at > o.updated_at then l.updated_at else o.updated_at end`,
+  };
 }
 
 export interface OrderFilter {
-  statuses: readonly OrderStatus[];
+  /** Matched against the live status (as the seller reads it); any status when left out. */
+  statuses?: readonly OrderStatus[];
   productId?: string;
   email?: string;
   from?: Date;
@@ -167,22 +187,89 @@ export interface OrderFilter {
   appId?: string | null;
 }
 
-export async function listOrders(executor: Executor, userId: string, filter: OrderFilter, page: Page) {
+/** The seller's orders joined to their licenses, filtered; `live` selects or compares the live status. */
+function sellerOrders(executor: Executor, userId: string, filter: OrderFilter, now: Date) {
+  const live = liveStatus(now);
   let query = executor
-    .selectFrom('orders')
-    .where('user_id', '=', userId)
-    .where('status', 'in', filter.statuses);
-  if (filter.productId) query = query.where('product_id', '=', filter.productId);
-  if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
-  if (filter.from) query = query.where('created_at', '>=', filter.from);
-  if (filter.to) query = query.where('created_at', '<', filter.to);
-  if (filter.transactionIds) query = query.where('transaction_id', 'in', filter.transactionIds);
-  if (filter.appId) query = query.where('app_id', '=', filter.appId);
+    .selectFrom('orders as o')
+    .leftJoin('licenses as l', 'l.id', 'o.license_id')
+    .where('o.user_id', '=', userId);
+  if (filter.statuses) query = query.where(live.status, 'in', filter.statuses);
+  if (filter.productId) query = query.where('o.product_id', '=', filter.productId);
+  if (filter.email) query = query.where(sql<string>`lower(o.email)`, '=', filter.email.toLowerCase());
+  if (filter.from) query = query.where('o.created_at', '>=', filter.from);
+  if (filter.to) query = query.where('o.created_at', '<', filter.to);
+  if (filter.transactionIds) query = query.where('o.transaction_id', 'in', filter.transactionIds);
+  if (filter.appId) query = query.where('o.app_id', '=', filter.appId);
+  return { live, query };
+}
+
+function selectSellerOrder({ live, query }: ReturnType<typeof sellerOrders>) {
+  return query
+    .selectAll('o')
+    .select([
+      live.status.as('live_status'),
+      live.reason.as('live_status_reason'),
+      live.updatedAt.as('live_updated_at'),
+    ]);
+}
+
+export function findOwnedOrder(
+  executor: Executor,
+  userId: string,
+  id: string,
+  now: Date,
+): Promise<SellerOrderRow | undefined> {
+  return selectSellerOrder(sellerOrders(executor, userId, {}, now))
+    .where('o.id', '=', id)
+    .executeTakeFirst();
+}
+
+export function findOwnedTransaction(
+  executor: Executor,
+  userId: string,
+  transactionId: string,
+  now: Date,
+): Promise<SellerOrderRow | undefined> {
+  return selectSellerOrder(
+    sellerOrders(executor, userId, { transactionIds: [transactionId] }, now),
+  ).executeTakeFirst();
+}
+
+/** One page of the seller's orders with their live status, and the total. */
+export async function listOrders(
+  executor: Executor,
+  userId: string,
+  filter: OrderFilter,
+  page: Page,
+  now: Date,
+): Promise<{ rows: SellerOrderRow[]; total: number }> {
+  const orders = sellerOrders(executor, userId, filter, now);
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    selectSellerOrder(orders)
+      .orderBy('o.created_at')
+      .orderBy('o.id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    orders.query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.total) };
+}
+
+/** The seller's transactions among the ids given (at most `limit` of them), in one statement. */
+export function findTransactions(
+  executor: Executor,
+  userId: string,
+  filter: OrderFilter & { transactionIds: readonly string[] },
+  limit: number,
+  now: Date,
+): Promise<SellerOrderRow[]> {
+  return selectSellerOrder(sellerOrders(executor, userId, filter, now))
+    .orderBy('o.created_at')
+    .orderBy('o.id')
+    .limit(limit)
+    .execute();
 }
 
 export async function partnerEventSeen(executor: Executor, id: string): Promise<boolean> {
@@ -199,7 +286,7 @@ export async function recordPartnerEvent(
   await executor
     .insertInto('partner_events')
     .values({ id: event.id, provider: event.provider, type: event.type, received_at: event.at })
-    .onConflict((oc) => oc.column('id').doNothing())
+    .onConflict((oc) => oc.doNothing())
     .execute();
 }
 
@@ -280,14 +367,16 @@ export function findOrder(executor: Executor, id: string) {
 }
 
 /**
- * The paid purchase (not a renewal) that issued this license to this e-mail. The e-mail matches
- * without regard to case or surrounding spaces.
+ * The paid purchase (not a renewal) that issued this license to this e-mail, with the license's
+ * status and expiry as they are now. The e-mail matches without regard to case or surrounding
+ * spaces.
  */
 export function findPaidPurchase(executor: Executor, licenseKey: string, email: string) {
   return executor
     .selectFrom('orders as o')
     .innerJoin('licenses as l', 'l.id', 'o.license_id')
     .selectAll('o')
+    .select(['l.status as license_status', 'l.expires_at as license_expires_at'])
     .where('l.key', '=', licenseKey)
     .where(sql<string>`lower(o.email)`, '=', email.trim().toLowerCase())
     .where('o.status', '=', 'paid')

@@ -9,7 +9,12 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
-import { confirmPurchase, type StartedPurchase, startPurchase } from '../../testing/purchases.js';
+import {
+  confirmPurchase,
+  purchaseAsSeen,
+  type StartedPurchase,
+  startPurchase,
+} from '../../testing/purchases.js';
 import { type Receiver, startReceiver } from '../../testing/receiver.js';
 import { verifyMerchantSignature } from '../webhooks/merchant-signature.js';
 
@@ -298,6 +303,59 @@ describe('refunds and disputes', () => {
     const stranger = await sellerWithApp(server);
     assertError(await server.api.get(`/disputes/${detail.id}`, { token: stranger.token }), 404, 'not_found');
     assert.equal((await server.api.get('/disputes', { token: stranger.token })).body.total, 0);
+  });
+});
+
+describe('a transaction after a chargeback or a refund', () => {
+  test('reads canceled while a dispute holds the license, paid when it is won, canceled when it is lost', async () => {
+    const seller = await sellerWithApp(server);
+    const validate = async (licenseKey: string) =>
+      (
+        await server.pay.post('/api/checkout/mirror/validate', {
+          license: licenseKey,
+          email: 'buyer@example.com',
+        })
+      ).expect(200).body.code ?? 'verified';
+    const seen = async (purchase: StartedPurchase) => {
+      const { status, reason, inDefaultList } = await purchaseAsSeen(server, seller.token, purchase);
+      return [status, reason, inDefaultList];
+    };
+    const dispute = (purchase: StartedPurchase, status: string) =>
+      partnerEvent(`charge.dispute.${status === 'needs_response' ? 'created' : 'closed'}`, {
+        id: `dp_${purchase.paymentIntentId}`,
+        object: 'dispute',
+        payment_intent: purchase.paymentIntentId,
+        amount: 1999,
+        currency: 'usd',
+        reason: 'fraudulent',
+        status,
+      });
+
+    const won = await paidPurchase(seller);
+    (await dispute(won, 'needs_response')).expect(200);
+    assert.deepEqual(await seen(won), ['canceled', 'The license is suspended', false]);
+    assert.equal(await validate(won.licenseKey), 'license_suspended');
+    (await dispute(won, 'won')).expect(200);
+    assert.deepEqual(await seen(won), ['paid', '', true]);
+    assert.equal(await validate(won.licenseKey), 'verified');
+
+    const lost = await paidPurchase(seller);
+    (await dispute(lost, 'needs_response')).expect(200);
+    (await dispute(lost, 'lost')).expect(200);
+    assert.deepEqual(await seen(lost), ['canceled', 'The payment was charged back (dispute lost)', false]);
+    assert.equal(await validate(lost.licenseKey), 'license_revoked');
+
+    const refunded = await paidPurchase(seller);
+    (
+      await partnerEvent('charge.refunded', {
+        id: 'ch_refunded',
+        object: 'charge',
+        payment_intent: refunded.paymentIntentId,
+        refunded: true,
+      })
+    ).expect(200);
+    assert.deepEqual(await seen(refunded), ['canceled', 'The payment was refunded', false]);
+    assert.equal(await validate(refunded.licenseKey), 'purchase_not_verified');
   });
 });
 

@@ -10,6 +10,7 @@ import type { Log } from '../../platform/log.js';
 import { fromDecimalString } from '../../platform/money.js';
 import type { AppService } from '../apps/index.js';
 import { tierAtLeast } from '../users/index.js';
+import { refuseUrl, type TargetPolicy } from '../webhooks/index.js';
 import { generateCallbackSecret } from './callback-secret.js';
 import { checkProductRules, checkTierGates, PRODUCT_DEFAULTS, type ProductState } from './product-rules.js';
 import type { ProductFilter, ProductInput, ProductResource } from './schemas.js';
@@ -22,11 +23,13 @@ export interface ProductServiceDeps {
   apps: Pick<AppService, 'requireOwnedApp'>;
   /** The checkout host's public address, for each product's checkout link. */
   payUrl: string;
+  /** Where merchant webhooks may be sent: the same guard as the seller's own webhooks. */
+  webhookTargets: TargetPolicy;
 }
 
 export type ProductService = ReturnType<typeof createProductService>;
 
-export function createProductService({ db, clock, log, apps, payUrl }: ProductServiceDeps) {
+export function createProductService({ db, clock, log, apps, payUrl, webhookTargets }: ProductServiceDeps) {
   const present = (row: ProductRow): ProductResource => ({
     ...toProduct(row),
     checkoutUrl: `${payUrl}/checkout/${row.id}`,
@@ -45,6 +48,9 @@ export function createProductService({ db, clock, log, apps, payUrl }: ProductSe
     current: Partial<ProductState>,
   ) {
     const state = { ...next, currency: next.currency.toUpperCase() };
+    // Only a URL being set is checked: a stored one is checked again before every delivery.
+    const refused = input.merchantWebhookUrl ? refuseUrl(input.merchantWebhookUrl, webhookTargets) : null;
+    if (refused) throw invalidField('merchantWebhookUrl', refused);
     checkProductRules(state);
     checkTierGates(principal.tier, input, current);
     return state;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import type { NamedLocks } from '../../platform/db/named-lock.js';
 import type { OrderRow, SubscriptionRow } from '../../platform/db/schema.js';
 import { AppError, invalidField } from '../../platform/errors.js';
 import { iso, isoOrNull } from '../../platform/http/schemas.js';
@@ -30,7 +31,9 @@ export type Renewals = ReturnType<typeof createRenewals>;
 /**
  * Renewal charges sent by the seller's backend to the checkout host. One charge per period: the
  * period's live order is unique in the database and is the partner's idempotency key, so
- * duplicates — sequential or concurrent — share one charge; the period moves once.
+ * duplicates — sequential or concurrent — share one charge; the period moves once. A charge
+ * holds the subscription's lock from reading its status to recording the outcome, as a cancel
+ * does, so no renewal is charged or recorded once a cancel has committed.
  */
 export function createRenewals({
   db,
@@ -38,14 +41,16 @@ export function createRenewals({
   log,
   partner,
   licenses,
+  locks,
 }: {
   db: Db;
   clock: Clock;
   log: Log;
   partner: Pick<PaymentPartner, 'name' | 'chargeSavedCard'>;
   licenses: Pick<LicenseService, 'extendForRenewal'>;
+  locks: Pick<NamedLocks, 'hold'>;
 }) {
-  async function answer(order: OrderRow, duplicate: boolean) {
+  async function answer(db: Db, order: OrderRow, duplicate: boolean) {
     const subscription = await store.findSubscription(db, order.subscription_id as string);
     return {
       success: true as const,
@@ -62,7 +67,7 @@ export function createRenewals({
   }
 
   /** Pays the period: the order, the period and the license expiry move together, once. */
-  async function settlePaid(order: OrderRow, subscription: SubscriptionRow) {
+  async function settlePaid(db: Db, order: OrderRow, subscription: SubscriptionRow) {
     const now = clock.now();
     const periodEnd = subscription.current_period_end;
     const base = periodEnd.getTime() > now.getTime() ? periodEnd : now;
@@ -85,6 +90,91 @@ export function createRenewals({
     });
   }
 
+  /** The charge itself, under the subscription's lock: what it reads stays true until it is recorded. */
+  async function chargeHeld(db: Db, subscriptionId: string, input: { amount: number; currency: string }) {
+    const subscription = await store.findSubscription(db, subscriptionId);
+    if (subscription.status !== 'active')
+      throw new AppError('subscription_inactive', 'This subscription is canceled; it cannot be renewed');
+    const currency = input.currency.toUpperCase();
+    if (currency !== subscription.currency)
+      throw new AppError(
+        'currency_mismatch',
+        `currency: must be ${subscription.currency}, the subscription's`,
+        [{ field: 'currency', message: `must be ${subscription.currency}, the subscription's currency` }],
+      );
+    if (decimalPlaces(input.amount) > (currencyExponent(currency) ?? 0))
+      throw invalidField('amount', `has more decimals than ${currency} allows`);
+
+    const now = clock.now();
+    const periodEnd = subscription.current_period_end;
+    let order = await store.findRenewalOrder(db, subscription.id, periodEnd);
+    if (!order) {
+      // A repeat of a renewal that just moved the period (a retry, or a racing duplicate).
+      const recent = await store.latestPaidRenewal(db, subscription.id);
+      if (recent?.paid_at && now.getTime() - recent.paid_at.getTime() < RENEWAL_REPLAY_MS)
+        return answer(db, recent, true);
+      if (periodEnd.getTime() - now.getTime() > RENEWAL_WINDOW_MS)
+        throw new AppError(
+          'renewal_not_due',
+          `The current period is paid until ${iso(periodEnd)}; its renewal can be charged from 7 days before`,
+          [{ field: 'currentPeriodEnd', message: iso(periodEnd) }],
+        );
+      const id = newId();
+      order = await store.openRenewalOrder(db, {
+        id,
+        transaction_id: `txn_${randomBytes(12).toString('hex')}`,
+        user_id: subscription.user_id,
+        product_id: subscription.product_id,
+        app_id: subscription.app_id,
+        license_id: subscription.license_id,
+        email: subscription.email,
+        amount: toDecimalString(input.amount, currency),
+        currency,
+        payment_provider: subscription.payment_provider,
+        // Replaced by the partner's charge id once it exists.
+        partner_payment_id: `renewal:${id}`,
+        client_secret: randomBytes(24).toString('base64url'),
+        subscription_id: subscription.id,
+        renewal_period_end: periodEnd,
+        created_at: now,
+      });
+    }
+    if (order.status === 'paid') return answer(db, order, true);
+
+    // The order id is the partner's idempotency key: every request for this period gets the
+    // partner's one charge back, never a second one.
+    const intent = await partner.chargeSavedCard({
+      card: {
+        customerId: subscription.partner_subscription_id,
+        paymentMethodId: subscription.partner_payment_method,
+      },
+      amountMinor: toMinorUnits(order.amount, order.currency),
+      currency: order.currency,
+      idempotencyKey: order.id,
+    });
+    await store.setPartnerPayment(db, order.id, intent.id);
+    if (intent.status === 'succeeded') {
+      const settledHere = await settlePaid(db, order, subscription);
+      const current = (await store.findRenewalOrder(db, subscription.id, periodEnd)) ?? order;
+      if (settledHere)
+        log.info({ subscriptionId: subscription.id, orderId: order.id }, 'subscription.renewed');
+      return answer(db, current, !settledHere);
+    }
+    const reason = intent.failureMessage ?? 'The card could not be charged without the buyer';
+    await db.transaction().execute(async (trx) => {
+      const rejected = await moveOrder(trx, order.id, 'rejected', ['pending'], {
+        reason,
+        now: clock.now(),
+      });
+      if (rejected)
+        await recordMerchantEvent(trx, 'payment.failed', rejected, clock.now(), { reason, renewal: true });
+    });
+    log.info({ subscriptionId: subscription.id, orderId: order.id }, 'subscription.renewal.declined');
+    throw new AppError('payment_declined', reason, [
+      { field: 'transactionId', message: order.transaction_id },
+    ]);
+  }
+
   return {
     async charge(input: {
       subscriptionId: string;
@@ -98,87 +188,9 @@ export function createRenewals({
       // One answer for an unknown subscription and a wrong secret: neither is hinted at.
       if (!sameSecret(found?.callbackSecret ?? '', input.callbackSecret) || !found)
         throw new AppError('invalid_callback_secret', 'The subscription and callback secret do not match');
-      const { subscription } = found;
-      if (subscription.status !== 'active')
-        throw new AppError('subscription_inactive', 'This subscription is canceled; it cannot be renewed');
-      const currency = input.currency.toUpperCase();
-      if (currency !== subscription.currency)
-        throw new AppError(
-          'currency_mismatch',
-          `currency: must be ${subscription.currency}, the subscription's`,
-          [{ field: 'currency', message: `must be ${subscription.currency}, the subscription's currency` }],
-        );
-      if (decimalPlaces(input.amount) > (currencyExponent(currency) ?? 0))
-        throw invalidField('amount', `has more decimals than ${currency} allows`);
-
-      const now = clock.now();
-      const periodEnd = subscription.current_period_end;
-      let order = await store.findRenewalOrder(db, subscription.id, periodEnd);
-      if (!order) {
-        // A repeat of a renewal that just moved the period (a retry, or a racing duplicate).
-        const recent = await store.latestPaidRenewal(db, subscription.id);
-        if (recent?.paid_at && now.getTime() - recent.paid_at.getTime() < RENEWAL_REPLAY_MS)
-          return answer(recent, true);
-        if (periodEnd.getTime() - now.getTime() > RENEWAL_WINDOW_MS)
-          throw new AppError(
-            'renewal_not_due',
-            `The current period is paid until ${iso(periodEnd)}; its renewal can be charged from 7 days before`,
-            [{ field: 'currentPeriodEnd', message: iso(periodEnd) }],
-          );
-        const id = newId();
-        order = await store.openRenewalOrder(db, {
-          id,
-          transaction_id: `txn_${randomBytes(12).toString('hex')}`,
-          user_id: subscription.user_id,
-          product_id: subscription.product_id,
-          app_id: subscription.app_id,
-          license_id: subscription.license_id,
-          email: subscription.email,
-          amount: toDecimalString(input.amount, currency),
-          currency,
-          payment_provider: subscription.payment_provider,
-          // Replaced by the partner's charge id once it exists.
-          partner_payment_id: `renewal:${id}`,
-          client_secret: randomBytes(24).toString('base64url'),
-          subscription_id: subscription.id,
-          renewal_period_end: periodEnd,
-          created_at: now,
-        });
-      }
-      if (order.status === 'paid') return answer(order, true);
-
-      // The order id is the partner's idempotency key: every request for this period gets the
-      // partner's one charge back, never a second one.
-      const intent = await partner.chargeSavedCard({
-        card: {
-          customerId: subscription.partner_subscription_id,
-          paymentMethodId: subscription.partner_payment_method,
-        },
-        amountMinor: toMinorUnits(order.amount, order.currency),
-        currency: order.currency,
-        idempotencyKey: order.id,
-      });
-      await store.setPartnerPayment(db, order.id, intent.id);
-      if (intent.status === 'succeeded') {
-        const settledHere = await settlePaid(order, subscription);
-        const current = (await store.findRenewalOrder(db, subscription.id, periodEnd)) ?? order;
-        if (settledHere)
-          log.info({ subscriptionId: subscription.id, orderId: order.id }, 'subscription.renewed');
-        return answer(current, !settledHere);
-      }
-      const reason = intent.failureMessage ?? 'The card could not be charged without the buyer';
-      await db.transaction().execute(async (trx) => {
-        const rejected = await moveOrder(trx, order.id, 'rejected', ['pending'], {
-          reason,
-          now: clock.now(),
-        });
-        if (rejected)
-          await recordMerchantEvent(trx, 'payment.failed', rejected, clock.now(), { reason, renewal: true });
-      });
-      log.info({ subscriptionId: subscription.id, orderId: order.id }, 'subscription.renewal.declined');
-      throw new AppError('payment_declined', reason, [
-        { field: 'transactionId', message: order.transaction_id },
-      ]);
+      return locks.hold(`subscription:${found.subscription.id}`, (db) =>
+        chargeHeld(db, found.subscription.id, input),
+      );
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Executor } from '../../platform/db/database.js';
+import type { NamedLocks } from '../../platform/db/named-lock.js';
 import type { SubscriptionRow, SubscriptionStatus } from '../../platform/db/schema.js';
 import { AppError } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
@@ -16,11 +17,13 @@ export function createSubscriptionService({
   clock,
   log,
   partner,
+  locks,
 }: {
   db: Db;
   clock: Clock;
   log: Log;
   partner: Pick<PaymentPartner, 'name' | 'releaseSavedCard'>;
+  locks: Pick<NamedLocks, 'hold'>;
 }) {
   return {
     async list(
@@ -40,15 +43,24 @@ export function createSubscriptionService({
     /**
      * Cancels an active subscription: no renewal can be charged any more, the card is released
      * at the partner, and subscription.canceled goes to the merchant webhook. The license keeps
-     * its expiry (the end of the paid period). A second cancel answers 409.
+     * its expiry (the end of the paid period). A second cancel answers 409. It waits for a
+     * renewal charge in progress (under the same lock), so none is recorded after it.
      */
     async cancel(principal: Principal, id: string) {
-      visibleTo(principal, await store.findOwnedSubscription(db, principal.userId, id), 'Subscription');
-      const now = clock.now();
-      const canceled = await db.transaction().execute(async (trx) => {
-        const moved = await store.cancelSubscription(trx, id, now);
-        if (moved) await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
-        return moved;
+      const owned = visibleTo(
+        principal,
+        await store.findOwnedSubscription(db, principal.userId, id),
+        'Subscription',
+      );
+      // The row's own id names the lock, as the renewal charge does, whatever the URL's spelling.
+      const { canceled, now } = await locks.hold(`subscription:${owned.id}`, async (held) => {
+        const now = clock.now();
+        const canceled = await held.transaction().execute(async (trx) => {
+          const moved = await store.cancelSubscription(trx, id, now);
+          if (moved) await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
+          return moved;
+        });
+        return { canceled, now };
       });
       if (!canceled) throw new AppError('subscription_inactive', 'This subscription is already canceled');
       if (canceled.payment_provider === partner.name) {

@@ -8,6 +8,11 @@ import type { Clock } from '../../platform/clock.js';
  */
 const AUDIENCE = 'seller-session';
 const ALGORITHM = 'HS256';
+/**
+ * Not the node's address: nodes sharing JWT_SECRET accept each other's sessions whatever port
+ * or PUBLIC_BASE_URL each was started with.
+ */
+const ISSUER = 'licensing-service/session';
 
 export interface UserTokenSigner {
   sign(userId: string): Promise<{ token: string; expiresAt: Date }>;
@@ -17,7 +22,11 @@ export interface UserTokenSigner {
 
 export function createUserTokenSigner(options: {
   secret: string;
-  issuer: string;
+  /**
+   * The issuer tokens were signed with before it was fixed (the node's API URL): still accepted,
+   * so sessions from before an upgrade, or from nodes not yet upgraded, keep working.
+   */
+  formerIssuer?: string;
   ttlSeconds: number;
   clock: Clock;
 }): UserTokenSigner {
@@ -29,7 +38,7 @@ export function createUserTokenSigner(options: {
       const token = await new SignJWT({})
         .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
         .setSubject(userId)
-        .setIssuer(options.issuer)
+        .setIssuer(ISSUER)
         .setAudience(AUDIENCE)
         .setIssuedAt(issuedAt)
         .setExpirationTime(issuedAt + options.ttlSeconds)
@@ -40,7 +49,7 @@ export function createUserTokenSigner(options: {
       try {
         const { payload } = await jwtVerify(token, key, {
           algorithms: [ALGORITHM],
-          issuer: options.issuer,
+          issuer: options.formerIssuer ? [ISSUER, options.formerIssuer] : ISSUER,
           audience: AUDIENCE,
           requiredClaims: ['sub', 'exp', 'iat'],
           currentDate: options.clock.now(),

@@ -3,4 +3,5 @@ export { registerWebhookRoutes } from './routes.js';
 export { createSender, type Sender } from './sender.js';
 export { createWebhookService, type WebhookService } from './service.js';
 export { purgeAttempts } from './store.js';
+export { refuseUrl, type TargetPolicy } from './target-guard.js';
 export { verifyBodySignature } from './webhook-signature.js';

@@ -67,14 +67,11 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
         ...result,
         at,
       },
-      // A failed manual resend leaves a delivery that still has retries where it was.
+      // A failed manual resend leaves the delivery as it stands now: a worker may hold it, and
+      // what this request read before sending may be stale (it must not reopen a success).
       result.success || trigger === 'test'
         ? { status: result.success ? 'succeeded' : 'failed', retryAt: null, leasedUntil: null }
-        : {
-            status: delivery.status === 'pending' ? 'pending' : 'failed',
-            retryAt: delivery.next_attempt_at,
-            leasedUntil: null,
-          },
+        : null,
     );
     log.info(
       { endpointId: target.endpointId, deliveryId: delivery.id, trigger, statusCode: result.statusCode },

@@ -377,12 +377,12 @@ export interface AttemptRecord {
 /**
  * Logs an attempt and settles its delivery (succeeded, failed, or pending again at `retryAt`),
  * and keeps the endpoint's health record. A delivery whose lease this worker lost (it ran out
- * and another worker took over) is left alone.
+ * and another worker took over) is left alone, and so is one when `next` is null.
  */
 export async function recordAttempt(
   db: Db,
   record: AttemptRecord,
-  next: { status: 'succeeded' | 'failed' | 'pending'; retryAt: Date | null; leasedUntil: Date | null },
+  next: { status: 'succeeded' | 'failed' | 'pending'; retryAt: Date | null; leasedUntil: Date | null } | null,
 ) {
   return db.transaction().execute(async (trx) => {
     // Rows are locked endpoint first, then delivery — the order disabling an endpoint uses too,
@@ -401,12 +401,19 @@ export async function recordAttempt(
       .where('id', '=', record.endpointId)
       .returningAll()
       .executeTakeFirst();
-    let settle = trx
-      .updateTable('webhook_deliveries')
-      .set({ status: next.status, next_attempt_at: next.retryAt, leased_until: null, updated_at: record.at })
-      .where('id', '=', record.deliveryId);
-    if (next.leasedUntil) settle = settle.where('leased_until', '=', next.leasedUntil);
-    await settle.execute();
+    if (next) {
+      let settle = trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status: next.status,
+          next_attempt_at: next.retryAt,
+          leased_until: null,
+          updated_at: record.at,
+        })
+        .where('id', '=', record.deliveryId);
+      if (next.leasedUntil) settle = settle.where('leased_until', '=', next.leasedUntil);
+      await settle.execute();
+    }
     await trx
       .insertInto('webhook_attempts')
       .values({

@@ -24,6 +24,14 @@ describe('webhook target guard', () => {
     ['::ffff:10.0.0.1', 'IPv4-mapped private'],
     ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
     ['::ffff:169.254.169.254', 'IPv4-mapped metadata'],
+    ['::ffff:7f00:1', 'IPv4-mapped loopback in hex'],
+    ['::127.0.0.1', 'IPv4-compatible loopback'],
+    ['::7f00:1', 'IPv4-compatible loopback in hex'],
+    ['::a00:1', 'IPv4-compatible private'],
+    ['::', 'IPv6 unspecified'],
+    ['fec0::1', 'IPv6 site-local (deprecated)'],
+    ['64:ff9b::7f00:1', 'NAT64 of loopback'],
+    ['2002:7f00:1::', '6to4 of loopback'],
   ];
   for (const [address, label] of refused) {
     test(`refuses ${label} (${address})`, () => {
@@ -48,6 +56,12 @@ describe('webhook target guard', () => {
       'ftp://example.com',
       'https://user:pw@example.com/',
       'not a url',
+      'http://localhost./x',
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://017700000001/',
+      'http://127.1/',
+      'http://0/',
     ]) {
       assert.ok(refuseUrl(url, policy), url);
     }

@@ -4,40 +4,22 @@ import ipaddr from 'ipaddr.js';
 /**
  * Webhook targets must be on the public internet: never loopback, private, link-local (cloud
  * metadata at 169.254.169.254), carrier-grade NAT, unique-local, multicast or reserved
- * addresses, whether written as IP literals, IPv4-mapped IPv6, or names that resolve to them.
+ * addresses, whether written as IP literals (decimal, octal and hex IPv4 are normalised by the
+ * URL parser), IPv4-mapped or IPv4-compatible IPv6, or names that resolve to them.
  * The check runs at registration and again inside the connection's own DNS lookup, so a name
  * cannot resolve to a public address for the check and a private one for the request.
  */
-const BLOCKED_RANGES = new Set([
-  'unspecified',
-  'broadcast',
-  'multicast',
-  'linkLocal',
-  'loopback',
-  'carrierGradeNat',
-  'private',
-  'reserved',
-  'uniqueLocal',
-  'ipv4Mapped',
-  'rfc6145',
-  'rfc6052',
-  '6to4',
-  'teredo',
-  'benchmarking',
-  'amt',
-  'as112',
-  'as112v6',
-  'orchid2',
-  'droneRemoteIdProtocolEntityTags',
-  'deprecated',
-  'discard',
-]);
-
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   // process() turns IPv4-mapped IPv6 (::ffff:10.0.0.1) into the IPv4 address it carries.
   const parsed = ipaddr.process(address);
-  return !BLOCKED_RANGES.has(parsed.range());
+  // IPv4-compatible IPv6 (::127.0.0.1, deprecated by RFC 4291) reads as plain unicast to
+  // ipaddr.js, yet some stacks route it to the IPv4 address it carries.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) {
+    return false;
+  }
+  // An allow-list: every special range ipaddr.js knows, today's and any it adds, is refused.
+  return parsed.range() === 'unicast';
 }
 
 export interface TargetPolicy {
@@ -58,7 +40,8 @@ export function refuseUrl(url: string, policy: TargetPolicy): string | null {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must use http or https';
   if (policy.requireHttps && parsed.protocol !== 'https:') return 'must use https';
   if (parsed.username || parsed.password) return 'must not carry credentials';
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  // Brackets off an IPv6 literal; a trailing dot off a fully qualified name (localhost.).
+  const host = parsed.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (ipaddr.isValid(host) && !policy.allowPrivate && !isPublicAddress(host)) {
     return 'must not point at a private, loopback, link-local or reserved address';
   }

@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { IN_MEMORY_DATA_DIR } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { classifyDriverError } from './errors.js';
 import { PGlitePool } from './pglite-pool.js';
 import type { Schema } from './schema.js';
 
@@ -13,6 +14,11 @@ export type Executor = Kysely<Schema> | Transaction<Schema>;
 
 export interface Database {
   readonly db: Db;
+  /**
+   * Where named locks take their session advisory locks (named-lock.ts): a small pool of its own
+   * on PostgreSQL, so a lock held across a partner call never takes a connection from requests.
+   */
+  readonly locksDb: Db;
   readonly kind: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -21,9 +27,49 @@ export interface Database {
 export interface DatabaseSettings {
   databaseUrl: string | null;
   dataDir: string;
+  /** PostgreSQL: a statement without an answer after this long fails (0: wait forever). */
+  databaseQueryTimeoutMs?: number;
 }
 
 const PG_INT8 = 20;
+const CONNECT_TIMEOUT_MS = 5_000;
+/** What `pg` rejects a statement with when `query_timeout` passes. */
+const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/**
+ * The pool as Kysely sees it, with the driver's connection failures rethrown as
+ * DatabaseUnavailableError (the only place they are told apart from a bad statement).
+ */
+function classifying(pool: pg.Pool): pg.Pool {
+  const wrappers = new WeakMap<pg.PoolClient, Pick<pg.PoolClient, 'query' | 'release'>>();
+  const wrapperOf = (client: pg.PoolClient) => {
+    let wrapper = wrappers.get(client);
+    if (!wrapper) {
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      // A statement that timed out may still hold the connection: it must not serve anyone else.
+      let broken = false;
+      wrapper = {
+        query: ((...args: unknown[]) =>
+          query(...args).catch((error: unknown) => {
+            if (error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE) broken = true;
+            throw classifyDriverError(error);
+          })) as pg.PoolClient['query'],
+        release: (err?: Error | boolean) => client.release(broken || err),
+      };
+      wrappers.set(client, wrapper);
+    }
+    return wrapper;
+  };
+  const connect = async () => {
+    try {
+      return wrapperOf(await pool.connect());
+    } catch (error) {
+      throw classifyDriverError(error);
+    }
+  };
+  // PostgresDialect only calls connect() and end() on its pool.
+  return { connect, end: () => pool.end() } as unknown as pg.Pool;
+}
 
 /**
  * Opens PostgreSQL when a URL is given, embedded PGlite otherwise. Both drivers are made
@@ -32,23 +78,13 @@ const PG_INT8 = 20;
  */
 export async function openDatabase(
   settings: DatabaseSettings,
-  onIdleError?: (error: Error) => void,
+  onConnectionError?: (error: Error) => void,
 ): Promise<Database> {
   if (settings.databaseUrl) {
-    const pool = new pg.Pool({
-      connectionString: settings.databaseUrl,
-      max: 10,
-      types: {
-        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          oid === PG_INT8
-            ? (value: string) => Number(value)
-            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-      },
-    });
-    // The server may end idle connections (restart, failover, admin): the pool replaces them on
-    // the next query. Without a listener that event would crash the process.
-    pool.on('error', (err) => onIdleError?.(err));
-    return wrap(new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+    const db = postgresPool(settings, { max: 10, connectTimeoutMs: CONNECT_TIMEOUT_MS }, onConnectionError);
+    // Named locks wait on connections of their own, so work holding one never starves requests.
+    const locksDb = postgresPool(settings, { max: 5, connectTimeoutMs: 60_000 }, onConnectionError);
+    return wrap(db, 'postgres', { locksDb });
   }
 
   const inMemory = settings.dataDir === IN_MEMORY_DATA_DIR;
@@ -64,24 +100,62 @@ export async function openDatabase(
     const pool = new PGlitePool(pglite);
     // PostgresDialect only needs connect/end from its pool and query/release from a client.
     const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
-    return wrap(db, 'pglite', unlock);
+    return wrap(db, 'pglite', { afterClose: unlock });
   } catch (error) {
     unlock();
     throw error;
   }
 }
 
-function wrap(db: Db, kind: Database['kind'], afterClose: () => void = () => {}): Database {
+function wrap(
+  db: Db,
+  kind: Database['kind'],
+  { locksDb = db, afterClose = () => {} }: { locksDb?: Db; afterClose?: () => void } = {},
+): Database {
   let closed: Promise<void> | null = null;
   return {
     db,
+    locksDb,
     kind,
     async ping() {
       await sql`select 1`.execute(db);
     },
     close() {
-      closed ??= db.destroy().finally(afterClose);
+      closed ??= Promise.all([db.destroy(), locksDb === db ? null : locksDb.destroy()])
+        .then(() => {})
+        .finally(afterClose);
       return closed;
     },
   };
+}
+
+/** A Kysely over a `pg` pool that survives the server's faults and classifies its failures. */
+function postgresPool(
+  settings: DatabaseSettings,
+  { max, connectTimeoutMs }: { max: number; connectTimeoutMs: number },
+  onConnectionError?: (error: Error) => void,
+): Db {
+  const pool = new pg.Pool({
+    connectionString: settings.databaseUrl ?? undefined,
+    max,
+    // During an outage a request waits this long for a connection at most, then answers 503.
+    connectionTimeoutMillis: connectTimeoutMs,
+    // A server that stopped answering (frozen, or cut off without a reset) fails the statement
+    // instead of holding the request forever.
+    ...(settings.databaseQueryTimeoutMs ? { query_timeout: settings.databaseQueryTimeoutMs } : {}),
+    keepAlive: true,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // The server may end any connection (restart, failover, pg_terminate_backend), idle or
+  // checked out: a client without a listener would emit 'error' unhandled and end the
+  // process. pg-pool listens on idle clients only, so every client gets its own listener;
+  // a broken client is dropped by the pool when released (it is no longer queryable).
+  pool.on('connect', (client) => client.on('error', (err) => onConnectionError?.(err)));
+  pool.on('error', () => {}); // already reported by the client's own listener above
+  return new Kysely<Schema>({ dialect: new PostgresDialect({ pool: classifying(pool) }) });
 }

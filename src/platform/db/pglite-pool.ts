@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import { classifyDriverError } from './errors.js';
 
 /**
  * Adapts one embedded PGlite instance to the small part of the `pg.Pool` interface that
@@ -39,6 +40,14 @@ export class PGliteClient {
   ) {}
 
   async query(sql: string, parameters: readonly unknown[] = []) {
+    try {
+      return await this.run(sql, parameters);
+    } catch (error) {
+      throw classifyDriverError(error);
+    }
+  }
+
+  private async run(sql: string, parameters: readonly unknown[]) {
     // Like pg, a query without parameters goes through the simple protocol, which accepts
     // several statements (migration files); parameterised queries are prepared.
     if (parameters.length === 0) {

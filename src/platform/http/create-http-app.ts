@@ -1,22 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import underPressure from '@fastify/under-pressure';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerOptions,
   LogController,
   type RawServerDefault,
 } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Log } from '../log.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
 import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
 import { completeResponses } from './responses.js';
-import { findNulCharacter, validationDetails, validatorCompiler } from './validation.js';
+import { NoQuery } from './schemas.js';
+import { findUnstorableValue, validationDetails, validatorCompiler } from './validation.js';
 
 /** The app type every module registers its routes on (TypeBox-typed requests). */
 export type HttpApp = FastifyInstance<
@@ -46,6 +50,10 @@ class InFlight {
 
   add(request: FastifyRequest): void {
     this.requests.add(request);
+  }
+
+  get size(): number {
+    return this.requests.size;
   }
 
   settle(request: FastifyRequest): void {
@@ -78,9 +86,12 @@ export interface HttpAppOptions {
   trustProxyHops?: number;
   /** Check responses against their declared schemas (see response-contract.ts); off by default. */
   responseContract?: ResponseContractMode;
+  /** When to shed new requests with 503 `overloaded` (see registerLoadShedding). */
+  overload?: { maxInFlight: number; maxEventLoopDelayMs: number };
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
+const RETRY_AFTER_SECONDS = '5';
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -109,13 +120,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       else sendError(request, reply, 'bad_request', 'The request URL is malformed');
     },
     clientErrorHandler: answerClientError,
+    serverFactory: createServer,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const catalog: RouteInfo[] = [];
   routeCatalogs.set(app, catalog);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth ?? 'seller';
-    route.schema = { ...route.schema, response: completeResponses(route, auth) };
+    route.schema = {
+      ...route.schema,
+      // A route that declares no query parameters refuses any, as it refuses unknown body fields.
+      querystring: route.schema?.querystring ?? NoQuery,
+      response: completeResponses(route, auth),
+    };
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
       catalog.push({ method, url: route.url, auth });
@@ -132,6 +149,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     closing = true;
   });
 
+  if (options.overload?.maxEventLoopDelayMs)
+    registerEventLoopShedding(app as unknown as FastifyInstance, options.overload.maxEventLoopDelayMs);
+
   // Before the in-flight hook: a violation answers again, and that answer settles the request.
   checkResponseContract(app as unknown as HttpApp, options.responseContract ?? 'off');
 
@@ -147,6 +167,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.addHook('onRequest', async (request, reply) => {
     inFlight.add(request);
     reply.header('x-request-id', request.id);
+    if (
+      options.overload &&
+      inFlight.size > options.overload.maxInFlight &&
+      !request.routeOptions.config.alwaysAnswer
+    ) {
+      throw new AppError('overloaded', 'The service is over capacity; retry shortly');
+    }
     request.log.debug({ method: request.method, path: request.url.split('?')[0] }, 'http.request.received');
     if (closing) throw new AppError('not_ready', 'The service is shutting down; retry the request');
     if (request.is404) return;
@@ -163,10 +190,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       ['query', request.query],
       ['params', request.params],
     ] as const) {
-      const field = findNulCharacter(value, '');
-      if (field !== null) {
-        throw new AppError('validation_failed', `${field || part}: must not contain NUL characters`, [
-          { field: field || part, message: 'must not contain NUL characters' },
+      const problem = findUnstorableValue(value);
+      if (problem !== null) {
+        const field = problem.field || part;
+        throw new AppError('validation_failed', `${field}: ${problem.message}`, [
+          { field, message: problem.message },
         ]);
       }
     }
@@ -206,6 +234,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       sendError(request, reply, mapped.code, mapped.message);
       return;
     }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: { message: error.message } }, 'http.request.database_unavailable');
+      sendError(
+        request,
+        reply,
+        'database_unavailable',
+        'The database is unreachable right now; retry shortly',
+      );
+      return;
+    }
     request.log.error({ err: error }, 'http.request.failed');
     sendError(
       request,
@@ -216,6 +254,29 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   return app as unknown as HttpApp;
+}
+
+/**
+ * Beyond its capacity a node answers new requests at once with 503 `overloaded` rather than
+ * queueing them until every client times out. Two signals: requests in hand (counted by the
+ * in-flight hook) and the event loop's mean delay, watched by @fastify/under-pressure. Routes
+ * marked `alwaysAnswer` (health) are served regardless, so probes see a busy node as alive.
+ */
+function registerEventLoopShedding(app: FastifyInstance, maxEventLoopDelay: number): void {
+  const sampleInterval = 500;
+  // The first samples measure start-up (compiling every route's schemas), not load.
+  let judgeFrom = Number.POSITIVE_INFINITY;
+  app.addHook('onReady', async () => {
+    judgeFrom = Date.now() + 2 * sampleInterval;
+  });
+  app.register(underPressure, {
+    maxEventLoopDelay,
+    sampleInterval,
+    pressureHandler: (request) =>
+      request.routeOptions.config.alwaysAnswer || Date.now() < judgeFrom
+        ? undefined
+        : Promise.reject(new AppError('overloaded', 'The service is over capacity; retry shortly')),
+  });
 }
 
 async function authorize(request: FastifyRequest, requirement: AuthRequirement, authenticate?: Authenticate) {
@@ -266,11 +327,49 @@ export function sendError(
   message: string,
   details?: ErrorDetail[],
 ): void {
+  // A 503 is temporary by definition (an outage, a node stopping): say when to come back.
+  if (ERROR_STATUS[code] === 503) reply.header('retry-after', RETRY_AFTER_SECONDS);
   void reply
     .status(ERROR_STATUS[code])
     .header('x-request-id', request.id)
     .type('application/json; charset=utf-8')
     .send({ error: { code, message, ...(details?.length ? { details } : {}), requestId: request.id } });
+}
+
+/**
+ * Node's own server, except that an HTTP/1.1 request without a Host header (which Node would
+ * refuse with an empty body) is refused here in the error body, before it reaches any route.
+ */
+function createServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  options: FastifyServerOptions,
+) {
+  const server = http.createServer({ requireHostHeader: false }, (req, res) => {
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+      answerOutsideRoutes(res, 'bad_request', 'An HTTP/1.1 request must send a Host header');
+      return;
+    }
+    handler(req, res);
+  });
+  // What Fastify sets on the server it would have made itself.
+  server.keepAliveTimeout = options.keepAliveTimeout ?? server.keepAliveTimeout;
+  server.requestTimeout = options.requestTimeout ?? server.requestTimeout;
+  server.setTimeout(options.connectionTimeout ?? 0);
+  if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+  return server;
+}
+
+/** The one error body for a request Fastify never sees. */
+function answerOutsideRoutes(res: ServerResponse, code: ErrorCode, message: string): void {
+  const requestId = randomUUID();
+  const body = JSON.stringify({ error: { code, message, requestId } });
+  res.writeHead(ERROR_STATUS[code], {
+    connection: 'close',
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+  });
+  res.end(body);
 }
 
 /**

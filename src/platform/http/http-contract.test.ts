@@ -4,12 +4,15 @@ import { after, before, describe, test } from 'node:test';
 import {
   createApiKey,
   createApp,
+  issueLicense,
+  type SellerWithApp,
+  sellerWithApp,
   signUp,
   startTestServer,
   TEST_PASSWORD,
   type TestServer,
 } from '../../testing/harness.js';
-import { assertError } from '../../testing/http-client.js';
+import { assertError, type HttpClient, type HttpResponse } from '../../testing/http-client.js';
 
 let server: TestServer;
 const logLines: string[] = [];
@@ -17,6 +20,25 @@ before(async () => {
   server = await startTestServer({ LOG_LEVEL: 'info' }, { logLines });
 });
 after(() => server.stop());
+
+/** Writes `request` on a new connection and reads until the server closes it. */
+function rawExchange(request: string): Promise<string> {
+  const url = new URL(server.api.baseUrl);
+  return new Promise<string>((resolve, reject) => {
+    const socket = net.connect(Number(url.port), url.hostname, () => socket.write(request));
+    let data = '';
+    socket.on('data', (chunk) => {
+      data += chunk;
+    });
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}
+
+async function licenseCount(seller: SellerWithApp): Promise<number> {
+  const list = await server.api.get(`/apps/${seller.appId}/licenses`, { token: seller.token });
+  return list.expect(200).body.total;
+}
 
 describe('the HTTP contract shared by both hosts', () => {
   test('unknown routes answer 404 in the error body on both hosts, before any credential check', async () => {
@@ -105,6 +127,142 @@ describe('the HTTP contract shared by both hosts', () => {
     assert.equal(apps.body.total, 0);
   });
 
+  test('bodies nested deeper than 64 levels answer 400 naming the field on both hosts, never 500', async () => {
+    const seller = await sellerWithApp(server);
+    const deep = (depth: number) => `{"key":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const routes: [HttpClient, string, string | undefined][] = [
+      [server.api, '/licenses/verify', undefined],
+      [server.api, '/auth/login', undefined],
+      [server.api, `/apps/${seller.appId}/licenses`, seller.token],
+      [server.pay, '/api/checkout/mirror/validate', undefined],
+    ];
+    for (const [client, path, token] of routes) {
+      for (const depth of [65, 8000, 100_000]) {
+        const res = await client.post(path, undefined, {
+          raw: deep(depth),
+          token,
+          headers: { 'content-type': 'application/json' },
+        });
+        const error = assertError(res, 400, 'validation_failed');
+        assert.deepEqual(error.details, [{ field: 'key', message: 'must not nest deeper than 64 levels' }]);
+      }
+    }
+    const metadata = (depth: number) => JSON.parse(`{"x":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    const refused = await server.api.post(
+      `/apps/${seller.appId}/licenses`,
+      { metadata: metadata(63) },
+      { token: seller.token },
+    );
+    assert.equal(assertError(refused, 400, 'validation_failed').details?.[0]?.field, 'metadata');
+    assert.equal(await licenseCount(seller), 0, 'nothing stored');
+    // Up to the limit the database stores the value as sent.
+    const kept = await issueLicense(server, seller, { metadata: metadata(62) });
+    assert.deepEqual(kept.metadata, metadata(62));
+  });
+
+  test('lone surrogates in values or keys, and numbers that are not finite, answer 400 naming the field', async () => {
+    const seller = await sellerWithApp(server);
+    const cases: [string, string][] = [
+      ['{"metadata":{"x":"\\ud800"}}', 'metadata.x'],
+      ['{"metadata":{"x":"a\\udfffb"}}', 'metadata.x'],
+      ['{"metadata":{"\\ud800":"x"}}', 'metadata'],
+      ['{"email":"\\udc00@example.com"}', 'email'],
+      ['{"metadata":{"x":1e400}}', 'metadata.x'],
+      ['{"metadata":{"x":[1,-1e999]}}', 'metadata.x.1'],
+    ];
+    for (const [raw, field] of cases) {
+      const res = await server.api.post(`/apps/${seller.appId}/licenses`, undefined, {
+        raw,
+        token: seller.token,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(assertError(res, 400, 'validation_failed').details?.[0]?.field, field, raw);
+    }
+    assert.equal(await licenseCount(seller), 0, 'nothing stored');
+    const paired = await issueLicense(server, seller, { metadata: { x: 'a\ud83d\ude00b', big: 1e308 } });
+    assert.deepEqual(
+      paired.metadata,
+      { x: 'a\ud83d\ude00b', big: 1e308 },
+      'whole pairs and large finite numbers are kept',
+    );
+  });
+
+  test('date-times JavaScript cannot hold answer 400 naming the field on every route that takes one', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
+    const admin = await server.adminToken();
+    for (const value of [
+      '2030-06-30T23:59:60Z',
+      '0000-01-01T00:00:00Z',
+      '1969-12-31T23:59:59Z',
+      '9999-12-31T23:59:59-05:00',
+    ]) {
+      const encoded = encodeURIComponent(value);
+      const requests: [Promise<HttpResponse>, string][] = [
+        [server.api.get(`/orders?from=${encoded}`, { token: seller.token }), 'from'],
+        [server.api.get(`/orders?to=${encoded}`, { token: seller.token }), 'to'],
+        [server.api.get(`/analytics/licenses?from=${encoded}`, { token: admin }), 'from'],
+        [server.api.get(`/analytics/revenue?to=${encoded}`, { token: admin }), 'to'],
+        [
+          server.api.patch(
+            `/apps/${seller.appId}/licenses/${license.id}`,
+            { expiresAt: value },
+            { token: seller.token },
+          ),
+          'expiresAt',
+        ],
+      ];
+      for (const [request, field] of requests) {
+        const error = assertError(await request, 400, 'validation_failed');
+        assert.equal(error.details?.[0]?.field, field, value);
+      }
+    }
+    const unchanged = (
+      await server.api.get(`/apps/${seller.appId}/licenses/${license.id}`, { token: seller.token })
+    ).expect(200).body;
+    assert.equal(unchanged.expiresAt, license.expiresAt);
+    (
+      await server.api.get('/orders?from=2030-06-30T23:59:59.999Z&to=2030-07-01T00:00:00%2B02:00', {
+        token: seller.token,
+      })
+    ).expect(200);
+  });
+
+  test('a query parameter a route does not declare is refused, naming it, and changes nothing', async () => {
+    const seller = await sellerWithApp(server);
+    const created = await server.api.post(
+      `/apps/${seller.appId}/licenses?foo=1`,
+      {},
+      { token: seller.token },
+    );
+    assert.deepEqual(assertError(created, 400, 'validation_failed').details, [
+      { field: 'foo', message: 'is not a recognised field' },
+    ]);
+    assert.equal(await licenseCount(seller), 0, 'nothing stored');
+    const me = await server.api.get('/auth/me?verbose=true', { token: seller.token });
+    assert.equal(assertError(me, 400, 'validation_failed').details?.[0]?.field, 'verbose');
+    const validate = await server.pay.post('/api/checkout/mirror/validate?debug=1', {
+      license: 'x',
+      email: 'a@b.co',
+    });
+    assert.equal(assertError(validate, 400, 'validation_failed').details?.[0]?.field, 'debug');
+    // Routes that declare their query keep taking it.
+    (await server.api.get('/apps?limit=5', { token: seller.token })).expect(200);
+  });
+
+  test('an HTTP/1.1 request without a Host header answers 400 in the error body', async () => {
+    const raw = await rawExchange('GET /v1/health HTTP/1.1\r\n\r\n');
+    const [head = '', body = ''] = raw.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 400 /);
+    const requestId = /x-request-id: (\S+)/i.exec(head)?.[1];
+    assert.ok(requestId);
+    assert.deepEqual(JSON.parse(body), {
+      error: { code: 'bad_request', message: 'An HTTP/1.1 request must send a Host header', requestId },
+    });
+    // HTTP/1.0 has no Host header to require.
+    assert.match(await rawExchange('GET /v1/health HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /);
+  });
+
   test('errors raised before routing keep the error body and request id', async () => {
     const badEncoding = await server.api.get('/apps/%E0%A4%A');
     assertError(badEncoding, 400, 'bad_request');
@@ -113,18 +271,7 @@ describe('the HTTP contract shared by both hosts', () => {
   });
 
   test('malformed HTTP is answered in the error body too', async () => {
-    const url = new URL(server.api.baseUrl);
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = net.connect(Number(url.port), url.hostname, () =>
-        socket.write('NOT HTTP AT ALL\r\n\r\n'),
-      );
-      let data = '';
-      socket.on('data', (chunk) => {
-        data += chunk;
-      });
-      socket.on('end', () => resolve(data));
-      socket.on('error', reject);
-    });
+    const raw = await rawExchange('NOT HTTP AT ALL\r\n\r\n');
     const [head = '', body = ''] = raw.split('\r\n\r\n');
     assert.match(head, /^HTTP\/1\.1 400 /);
     const requestId = /x-request-id: (\S+)/i.exec(head)?.[1];

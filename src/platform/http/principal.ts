@@ -29,6 +29,8 @@ export type Authenticate = (bearer: string) => Promise<Principal | null>;
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthRequirement;
+    /** Answered even when the node sheds load (health checks): an overloaded node is alive. */
+    alwaysAnswer?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;

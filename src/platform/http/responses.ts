@@ -78,7 +78,10 @@ function commonErrors(route: {
   if (route.url.includes(':')) errors.not_found = 'no such resource, or it belongs to another seller';
   if (route.rateLimited) errors.rate_limited = 'too many requests from this address; see Retry-After';
   errors.internal_error = 'a failure on our side; quote the requestId';
-  errors.not_ready = 'the database is unreachable or the node is shutting down; retry';
+  errors.not_ready = 'the node is shutting down (or, on readiness, cannot reach its database); retry';
+  errors.overloaded =
+    'the node has more requests in hand than it serves well; retry after Retry-After seconds';
+  errors.database_unavailable = 'the database cannot be reached right now; retry after Retry-After seconds';
   return errors;
 }
 

@@ -15,7 +15,30 @@ export const ErrorBody = Type.Object({
 export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
+const EARLIEST_INSTANT = Date.UTC(1970, 0, 1);
+const LATEST_INSTANT = Date.UTC(10000, 0, 1) - 1;
+
+/**
+ * The instant an RFC 3339 date-time names, or null when JavaScript or the database cannot hold
+ * it the same way on both drivers: a leap second (23:59:60), or a year outside 1970–9999. The
+ * validator's `date-time` format applies this to every request field, so none reaches SQL as NaN.
+ */
+export function storableInstant(text: string): Date | null {
+  const at = new Date(text);
+  const ms = at.getTime();
+  return ms >= EARLIEST_INSTANT && ms <= LATEST_INSTANT ? at : null;
+}
+
+/** A date-time a request carries (a filter, an expiry); see storableInstant for what is refused. */
+export const DateTime = Type.String({
+  format: 'date-time',
+  errorMessage: 'must be an ISO 8601 date-time with a time zone, between 1970 and 9999',
+});
+
 export const Uuid = Type.String({ format: 'uuid' });
+
+/** The query of a route that takes no parameters: any one sent is refused, naming it. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

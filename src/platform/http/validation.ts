@@ -2,10 +2,12 @@ import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { ErrorDetail } from '../errors.js';
+import { storableInstant } from './schemas.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const formatsModule = addFormatsModule as unknown as FormatsPlugin & { default?: FormatsPlugin };
 const addFormats: FormatsPlugin = formatsModule.default ?? formatsModule;
+const rfc3339DateTime = (addFormats.get('date-time') as { validate: (text: string) => boolean }).validate;
 
 function ajvWith(options: Options): Ajv {
   // verbose: errors carry their schema, so a schema's own `errorMessage` can be used.
@@ -13,6 +15,12 @@ function ajvWith(options: Options): Ajv {
   addFormats(ajv);
   // ajv-formats also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not.
   ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+  // RFC 3339 allows instants JavaScript's Date cannot hold (23:59:60) or the database keeps
+  // differently (year 0000): a request's date-time must be both valid and storable.
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (text: string) => rfc3339DateTime(text) && storableInstant(text) !== null,
+  });
   return ajv;
 }
 
@@ -77,17 +85,54 @@ function toDetail(error: ErrorObject, context: string): ErrorDetail {
   }
 }
 
+/** How deep a body, query or path value may nest; PostgreSQL's jsonb has its own, higher limit. */
+const MAX_NESTING_DEPTH = 64;
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(text)) return 'must be valid Unicode text (no lone surrogates)';
+  return null;
+}
+
 /**
- * The path of the first string holding a NUL character, which PostgreSQL text cannot store;
- * checked on every body, query and path before validation so it never reaches the database.
+ * The first value the database cannot store as sent: text with a NUL character or a lone
+ * surrogate (in a value or a key), a number that is not finite (`1e400` parses as Infinity), or
+ * nesting deeper than MAX_NESTING_DEPTH. Checked on every body, query and path before validation;
+ * the walk is iterative so no input can exhaust the stack. `field` is empty for the value itself.
  */
-export function findNulCharacter(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (value === null || typeof value !== 'object') return null;
-  for (const [key, child] of Object.entries(value)) {
-    if (key.includes('\u0000')) return path || 'body';
-    const found = findNulCharacter(child, path ? `${path}.${key}` : key);
-    if (found !== null) return found;
+export function findUnstorableValue(value: unknown): ErrorDetail | null {
+  const pending: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value: current, path, depth } = next;
+    if (typeof current === 'string') {
+      const message = textProblem(current);
+      if (message) return { field: path, message };
+      continue;
+    }
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current)) return { field: path, message: 'must be a finite number' };
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= MAX_NESTING_DEPTH) {
+      return {
+        field: path.split('.')[0] ?? '',
+        message: `must not nest deeper than ${MAX_NESTING_DEPTH} levels`,
+      };
+    }
+    const entries = Object.entries(current);
+    for (const [key] of entries) {
+      // A bad key is reported on the object holding it: the key itself cannot be shown safely.
+      const message = textProblem(key);
+      if (message) return { field: path, message };
+    }
+    // Pushed in reverse so fields are reported in the order they were sent.
+    for (const [key, child] of entries.reverse()) {
+      pending.push({ value: child, path: path ? `${path}.${key}` : key, depth: depth + 1 });
+    }
   }
   return null;
 }

@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import autocannon from 'autocannon';
+
+/**
+ * The load generator, in a process of its own: autocannon against one URL, POSTing the bodies of
+ * a file (one JSON body a line) round-robin, so traffic spreads over many licenses as real
+ * clients' does. Prints one JSON line: throughput, latency and failures.
+ * Input (argv[2], JSON): { url, bodies?, connections, seconds, overallRate? }.
+ */
+export interface LoadInput {
+  url: string;
+  /** A file with one request body a line; without it, GET requests. */
+  bodies?: string;
+  connections: number;
+  seconds: number;
+  /** A fixed rate (requests a second over all connections) instead of as many as answered. */
+  overallRate?: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  /** Connection errors, timeouts and non-2xx answers. */
+  errors: number;
+}
+
+const input = JSON.parse(process.argv[2] as string) as LoadInput;
+const bodies = input.bodies ? fs.readFileSync(input.bodies, 'utf8').split('\n').filter(Boolean) : [];
+let next = 0;
+const result = await autocannon({
+  url: input.url,
+  connections: input.connections,
+  duration: input.seconds,
+  ...(input.overallRate ? { overallRate: input.overallRate } : {}),
+  requests: [
+    bodies.length
+      ? {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
+        }
+      : { method: 'GET' },
+  ],
+});
+const output: LoadResult = {
+  requestsPerSecond: Math.round(result.requests.average),
+  p50Ms: result.latency.p50,
+  p90Ms: result.latency.p90,
+  p99Ms: result.latency.p99,
+  errors: result.errors + result.timeouts + result.non2xx,
+};
+console.log(JSON.stringify(output));

@@ -1,0 +1,189 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Every party of a benchmark runs as its own process: the service (as `npm start` runs it), each
+ * baseline and the load generator. Output goes to a file, never through this process, so the
+ * orchestrator does no work while something is measured.
+ */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface Running {
+  /** The first match of the ready pattern in the process's output. */
+  ready: RegExpMatchArray;
+  /** Wall-clock time (ms) the ready line was seen. */
+  readyAt: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Starts `node [--import tsx] script args…` and waits for a line matching `ready`. */
+export async function start(
+  script: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  ready: RegExp,
+  logFile: string,
+): Promise<Running> {
+  // A restarted process appends to its log: only what it writes from now on counts.
+  const from = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0;
+  const out = fs.openSync(logFile, 'a');
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, path.resolve(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  running.add(child);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const match = readFrom(logFile, from).match(ready);
+    if (match) {
+      return {
+        ready: match,
+        readyAt: Date.now(),
+        pid: child.pid as number,
+        async stop() {
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        },
+      };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${script} did not start; its output (${logFile}):\n${tail(logFile)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Runs a script to its end and parses the JSON it prints last on stdout. */
+export function runJson<T>(
+  script: string,
+  input: unknown,
+  env: Record<string, string | undefined> = {},
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.resolve(ROOT, script), JSON.stringify(input)],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    running.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.once('exit', (code) => {
+      running.delete(child);
+      const last = stdout.trim().split('\n').at(-1) ?? '';
+      if (code === 0 && last.startsWith('{')) resolve(JSON.parse(last) as T);
+      else reject(new Error(`${script} failed (${code}):\n${stderr || stdout}`));
+    });
+  });
+}
+
+/**
+ * The service as deployed: the built `dist/cli.js` when it is at least as new as every source
+ * file, else the sources through tsx (the same code once loaded; only start-up is slower).
+ */
+export function serviceEntry(): string {
+  const built = path.join(ROOT, 'dist/cli.js');
+  if (!fs.existsSync(built)) return 'src/cli.ts';
+  const builtAt = fs.statSync(built).mtimeMs;
+  const newest = (dir: string): number =>
+    Math.max(
+      0,
+      ...fs.readdirSync(dir, { withFileTypes: true }).map((entry) => {
+        const full = path.join(dir, entry.name);
+        return entry.isDirectory() ? newest(full) : fs.statSync(full).mtimeMs;
+      }),
+    );
+  return newest(path.join(ROOT, 'src')) <= builtAt ? 'dist/cli.js' : 'src/cli.ts';
+}
+
+function readFrom(file: string, offset: number): string {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(Math.max(0, fs.fstatSync(fd).size - offset));
+    fs.readSync(fd, buffer, 0, buffer.length, offset);
+    return buffer.toString('utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function tail(file: string): string {
+  return fs.readFileSync(file, 'utf8').split('\n').slice(-30).join('\n');
+}
+
+/**
+ * The service as production runs it: NODE_ENV=production (its LOG_LEVEL, info, one line per
+ * request, written to a file), a JWT secret, loopback ports chosen by the system. Rate limits are
+ * raised to their maximum, and event-loop shedding is off (MAX_EVENT_LOOP_DELAY=0) so a
+ * saturated node is measured rather than its 503s.
+ */
+export const SERVICE_ENV = {
+  NODE_ENV: 'production',
+  JWT_SECRET: 'bench-session-secret-of-at-least-32-characters',
+  HOST: '127.0.0.1',
+  PORT: '0',
+  PAY_PORT: '0',
+  VERIFY_RATE_LIMIT: '1000000',
+  VERIFY_KEY_RATE_LIMIT: '1000000',
+  MAX_EVENT_LOOP_DELAY: '0',
+} as const;
+
+export async function startService(
+  storage: { env: Record<string, string>; dir: string },
+  env: Record<string, string>,
+): Promise<Running & { api: string }> {
+  const node = await start(
+    serviceEntry(),
+    ['serve'],
+    { ...SERVICE_ENV, ...storage.env, ...env },
+    /core API on (\S+)\/v1 /,
+    path.join(storage.dir, 'service.log'),
+  );
+  return { ...node, api: `${node.ready[1]}/v1` };
+}
+
+/** Starts a baseline script of bench/baselines and returns its URL. */
+export async function startBaseline(
+  name: string,
+  env: Record<string, string>,
+  logDir: string,
+): Promise<Running & { url: string }> {
+  const node = await start(
+    `bench/baselines/${name}.ts`,
+    [],
+    env,
+    /listening on (\S+)/,
+    path.join(logDir, `${name}.log`),
+  );
+  return { ...node, url: node.ready[1] as string };
+}

@@ -1,0 +1,76 @@
+import type { TestServer } from './harness.js';
+import type { JsonSchema } from './schema-arbitrary.js';
+
+/**
+ * Every operation of both hosts as their OpenAPI documents describe it, read over HTTP from a
+ * running test server: what the generated suites walk, so a new route is covered without edits.
+ */
+export interface Operation {
+  host: 'core' | 'pay';
+  method: string;
+  /** The document's path, `/v1/apps/{appId}`. */
+  path: string;
+  /** The same as the router spells it, `/v1/apps/:appId` (what registeredRoutes lists). */
+  routeUrl: string;
+  auth: 'public' | 'seller' | 'user' | 'admin';
+  pathParams: Parameter[];
+  query: Parameter[];
+  body: { mediaType: string; schema: JsonSchema; required: boolean } | null;
+  /** Media types each declared status answers with (`[]` for none). */
+  responses: Record<string, string[]>;
+}
+
+export interface Parameter {
+  name: string;
+  required: boolean;
+  schema: JsonSchema;
+}
+
+interface DocumentOperation {
+  'x-auth'?: Operation['auth'];
+  parameters?: (Parameter & { in: string })[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> };
+  responses?: Record<string, { content?: Record<string, unknown> }>;
+}
+
+export async function fetchOperations(server: TestServer): Promise<Operation[]> {
+  const documents = [
+    ['core', `${server.service.coreUrl}/v1/openapi.json`],
+    ['pay', `${server.service.payUrl}/openapi.json`],
+  ] as const;
+  const operations: Operation[] = [];
+  for (const [host, url] of documents) {
+    const document = (await (await fetch(url)).json()) as {
+      paths: Record<string, Record<string, DocumentOperation>>;
+    };
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const parameters = operation.parameters ?? [];
+        const [mediaType, content] = Object.entries(operation.requestBody?.content ?? {})[0] ?? [];
+        operations.push({
+          host,
+          method: method.toUpperCase(),
+          path,
+          routeUrl: path.replace(/\{([^}]+)\}/g, ':$1'),
+          auth: operation['x-auth'] ?? 'public',
+          pathParams: parameters.filter((p) => p.in === 'path'),
+          query: parameters.filter((p) => p.in === 'query'),
+          body:
+            mediaType && content
+              ? { mediaType, schema: content.schema, required: operation.requestBody?.required ?? false }
+              : null,
+          responses: Object.fromEntries(
+            Object.entries(operation.responses ?? {}).map(([status, response]) => [
+              status,
+              Object.keys(response.content ?? {}),
+            ]),
+          ),
+        });
+      }
+    }
+  }
+  return operations;
+}
+
+export const operationName = (operation: Pick<Operation, 'host' | 'method' | 'routeUrl'>) =>
+  `${operation.host} ${operation.method} ${operation.routeUrl}`;
