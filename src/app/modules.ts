@@ -24,6 +24,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import { createNamedLocks } from '../platform/db/named-lock.js';
+import { openNotifications } from '../platform/db/notifications.js';
 import type { Log } from '../platform/log.js';
 
 export interface ModuleDeps {
@@ -37,6 +38,8 @@ export interface ModuleDeps {
 /** Builds every domain service once; both hosts mount routes over these same instances. */
 export function createModules({ config, database, log, clock, sessionSecret }: ModuleDeps) {
   const { db } = database;
+  // Connects on the first listen, so one-shot commands (admin create) open no listener.
+  const notifications = openNotifications(database.listenTarget, log);
   const tokens = createUserTokenSigner({
     secret: sessionSecret,
     formerIssuer: config.apiBaseUrl,
@@ -121,6 +124,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
   const analytics = createAnalyticsService({ db, clock });
   return {
     database,
+    notifications,
     users,
     apps,
     apiKeys,

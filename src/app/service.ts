@@ -133,6 +133,7 @@ export async function startService(
           await jobs.stop();
           // Requests have drained: this writes the last verifications counted before closing.
           await modules.verificationCounts.flush();
+          await modules.notifications.close();
           await modules.sender.close();
           modules.mailer.close();
           redis?.disconnect();

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { IN_MEMORY_DATA_DIR } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { classifyDriverError } from './errors.js';
+import type { ListenTarget } from './notifications.js';
 import { PGlitePool } from './pglite-pool.js';
 import type { Schema } from './schema.js';
 
@@ -19,6 +20,8 @@ export interface Database {
    * on PostgreSQL, so a lock held across a partner call never takes a connection from requests.
    */
   readonly locksDb: Db;
+  /** Where this node's LISTEN connection goes (notifications.ts). */
+  readonly listenTarget: ListenTarget;
   readonly kind: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -84,7 +87,7 @@ export async function openDatabase(
     const db = postgresPool(settings, { max: 10, connectTimeoutMs: CONNECT_TIMEOUT_MS }, onConnectionError);
     // Named locks wait on connections of their own, so work holding one never starves requests.
     const locksDb = postgresPool(settings, { max: 5, connectTimeoutMs: 60_000 }, onConnectionError);
-    return wrap(db, 'postgres', { locksDb });
+    return wrap(db, 'postgres', { kind: 'postgres', url: settings.databaseUrl }, { locksDb });
   }
 
   const inMemory = settings.dataDir === IN_MEMORY_DATA_DIR;
@@ -100,7 +103,7 @@ export async function openDatabase(
     const pool = new PGlitePool(pglite);
     // PostgresDialect only needs connect/end from its pool and query/release from a client.
     const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
-    return wrap(db, 'pglite', { afterClose: unlock });
+    return wrap(db, 'pglite', { kind: 'pglite', pglite }, { afterClose: unlock });
   } catch (error) {
     unlock();
     throw error;
@@ -110,12 +113,14 @@ export async function openDatabase(
 function wrap(
   db: Db,
   kind: Database['kind'],
+  listenTarget: ListenTarget,
   { locksDb = db, afterClose = () => {} }: { locksDb?: Db; afterClose?: () => void } = {},
 ): Database {
   let closed: Promise<void> | null = null;
   return {
     db,
     locksDb,
+    listenTarget,
     kind,
     async ping() {
       await sql`select 1`.execute(db);

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { IN_MEMORY_DATA_DIR, parseConfig } from '../config.js';
+import { createLog } from '../log.js';
+import { type Database, openDatabase } from './database.js';
+import { type Notifications, notify, openNotifications } from './notifications.js';
+
+const config = parseConfig({
+  DATABASE_URL: process.env.DATABASE_URL,
+  DATA_DIR: IN_MEMORY_DATA_DIR,
+  LOG_LEVEL: 'silent',
+});
+let database: Database;
+let notifications: Notifications;
+
+before(async () => {
+  database = await openDatabase(config);
+  notifications = openNotifications(database.listenTarget, createLog(config));
+});
+after(async () => {
+  await notifications.close();
+  await database.close();
+});
+
+async function until(condition: () => boolean, what: string) {
+  for (let waited = 0; !condition(); waited += 20) {
+    assert.ok(waited < 10_000, `gave up waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, () => {
+  test('a notification sent in a transaction arrives once it commits, and never when it rolls back', async () => {
+    const channel = `test_${Date.now()}`;
+    const heard: string[] = [];
+    await notifications.listen(channel, (payload) => heard.push(payload));
+    await database.db
+      .transaction()
+      .execute(async (trx) => {
+        await notify(trx, channel, 'rolled back');
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    await database.db.transaction().execute((trx) => notify(trx, channel, 'committed'));
+    await until(() => heard.length > 0, 'the committed notification');
+    // A later notification arrives too, so the rolled-back one would have had time to.
+    await notify(database.db, channel, 'later');
+    await until(() => heard.length > 1, 'the later notification');
+    assert.deepEqual(heard, ['committed', 'later']);
+  });
+
+  test('a listener whose connection is killed reconnects, reports the gap and hears again', {
+    skip: process.env.DATABASE_URL ? false : 'PGlite has no connection to lose',
+  }, async () => {
+    const channel = `test_gap_${Date.now()}`;
+    const heard: string[] = [];
+    let gaps = 0;
+    notifications.onGap(() => gaps++);
+    await notifications.listen(channel, (payload) => heard.push(payload));
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity
+        where query ilike ${`listen "${channel}"%`} or query ilike 'listen "test_%'`.execute(database.db);
+    await until(() => gaps > 0, 'the gap report');
+    await notify(database.db, channel, 'after the gap');
+    await until(() => heard.includes('after the gap'), 'a notification after reconnecting');
+  });
+});

@@ -1,0 +1,136 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { Log } from '../log.js';
+import type { Executor } from './database.js';
+
+/**
+ * PostgreSQL LISTEN/NOTIFY for every node: what one node commits, the others hear about within
+ * moments (cache invalidation, waking a worker). One listening connection per node, on its own
+ * (never a pooled one), re-opened with backoff when it breaks, every channel listened again.
+ *
+ * Notifications sent while the connection was down are lost: after a reconnect every `onGap`
+ * handler runs, so each owner can recover (a cache flushes everything, a worker makes a pass).
+ * On PGlite there is one node; the store's own LISTEN delivers to it.
+ *
+ * Send with `notify(executor, channel, payload)` inside the transaction that makes the change:
+ * PostgreSQL delivers at commit, and nothing when it rolls back.
+ */
+export interface Notifications {
+  /** Calls `handler` with each payload sent on `channel` (register before traffic starts). */
+  listen(channel: string, handler: (payload: string) => void): Promise<void>;
+  /** Calls `handler` whenever notifications may have been missed (the listener reconnected). */
+  onGap(handler: () => void): void;
+  close(): Promise<void>;
+}
+
+/** Where a node listens: a connection string of its own, or the embedded store itself. */
+export type ListenTarget = { kind: 'postgres'; url: string } | { kind: 'pglite'; pglite: PGlite };
+
+export function notify(executor: Executor, channel: string, payload: string): Promise<unknown> {
+  return sql`select pg_notify(${channel}, ${payload})`.execute(executor);
+}
+
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 5_000;
+
+export function openNotifications(target: ListenTarget, log: Log): Notifications {
+  return target.kind === 'pglite' ? embedded(target.pglite) : listener(target.url, log);
+}
+
+function embedded(pglite: PGlite): Notifications {
+  return {
+    async listen(channel, handler) {
+      await pglite.listen(channel, handler);
+    },
+    onGap() {
+      // One process owns the store and hears every notification: nothing is ever missed.
+    },
+    async close() {},
+  };
+}
+
+function listener(url: string, log: Log): Notifications {
+  const handlers = new Map<string, ((payload: string) => void)[]>();
+  const gapHandlers: (() => void)[] = [];
+  let client: pg.Client | null = null;
+  let connecting: Promise<void> | null = null;
+  let closed = false;
+  let retryMs = RETRY_MIN_MS;
+  let everConnected = false;
+
+  const deliver = (message: pg.Notification) => {
+    for (const handler of handlers.get(message.channel) ?? []) {
+      try {
+        handler(message.payload ?? '');
+      } catch (err) {
+        log.error({ err, channel: message.channel }, 'db.notification.handler_failed');
+      }
+    }
+  };
+
+  async function connect(): Promise<void> {
+    const next = new pg.Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 5_000 });
+    // Without a listener a broken connection would end the process; it is replaced instead.
+    next.on('error', (err) => lost(next, err));
+    next.on('end', () => lost(next, null));
+    next.on('notification', deliver);
+    await next.connect();
+    for (const channel of handlers.keys()) await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    client = next;
+    retryMs = RETRY_MIN_MS;
+    if (everConnected) {
+      log.info('db.listener.reconnected');
+      for (const handler of gapHandlers) handler();
+    }
+    everConnected = true;
+  }
+
+  function lost(which: pg.Client, err: Error | null): void {
+    if (client !== which) return;
+    client = null;
+    which.end().catch(() => {});
+    if (closed) return;
+    log.warn({ err: err ? { message: err.message } : undefined }, 'db.listener.lost');
+    reconnect();
+  }
+
+  function reconnect(): void {
+    if (connecting || closed) return;
+    connecting = (async () => {
+      while (!closed && !client) {
+        try {
+          await connect();
+        } catch (err) {
+          log.warn({ err: { message: (err as Error).message }, retryMs }, 'db.listener.connect_failed');
+          await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+        }
+      }
+    })().finally(() => {
+      connecting = null;
+    });
+  }
+
+  return {
+    async listen(channel, handler) {
+      const known = handlers.get(channel);
+      if (known) {
+        known.push(handler);
+        return;
+      }
+      handlers.set(channel, [handler]);
+      if (client) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+      else reconnect();
+    },
+    onGap(handler) {
+      gapHandlers.push(handler);
+    },
+    async close() {
+      closed = true;
+      const current = client;
+      client = null;
+      await current?.end().catch(() => {});
+    },
+  };
+}
