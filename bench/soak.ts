@@ -4,6 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { killAll, serve } from '../src/testing/cli-process.js';
 import { httpClient } from '../src/testing/http-client.js';
+import { scratchDatabase } from '../src/testing/scratch-database.js';
 
 /**
  * Two runs against the service in its own process, as in production (the load generator is
@@ -17,10 +18,12 @@ import { httpClient } from '../src/testing/http-client.js';
 export async function soak(): Promise<string> {
   const seconds = Number(process.env.SOAK_SECONDS ?? 60);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-soak-'));
+  // On PostgreSQL a database of its own, dropped afterwards (nothing left in the named one).
+  const scratch = await scratchDatabase();
   const node = await serve({
     NODE_ENV: 'production',
     DATA_DIR: dataDir,
-    DATABASE_URL: process.env.DATABASE_URL,
+    DATABASE_URL: scratch.url,
     JWT_SECRET: 'soak-benchmark-secret-of-at-least-32-characters',
     LOG_LEVEL: 'warn',
     PASSWORD_HASH_COST: '1024',
@@ -122,6 +125,7 @@ export async function soak(): Promise<string> {
     node.proc.child.kill('SIGTERM');
     await node.proc.exited;
     killAll();
+    await scratch.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

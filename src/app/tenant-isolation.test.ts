@@ -217,6 +217,7 @@ describe('tenant isolation over every route', () => {
       .map(({ host, route }) => operationOf(host, route))
       .filter((op): op is Operation => op !== undefined && inScope(op));
     assert.ok(scoped.length > 40, `only ${scoped.length} routes in scope`);
+    let attempts = 0;
     for (const op of scoped) {
       await t.test(operationName(op), async () => {
         const strict = op.pathParams.length > 0;
@@ -230,8 +231,10 @@ describe('tenant isolation over every route', () => {
               ];
         const problems: string[] = [];
         for (const [caller, token] of callers) problems.push(...(await check(op, caller, token, strict)));
+        attempts += callers.length;
         assert.deepEqual(problems, []);
       });
     }
+    t.diagnostic(`${scoped.length} routes, ${attempts} foreign callers tried`);
   });
 });
