@@ -105,7 +105,8 @@ export async function webhookDelivery(kind: StorageKind): Promise<{ text: string
 
 /**
  * In one transaction: a new endpoint for this round (the earlier ones disabled), subscribed to
- * license.created, and `count` licenses with their events, shaped as the license service writes them.
+ * license.created, and `count` licenses with their events, shaped as the license service writes
+ * them (with the notification that wakes the delivery worker at commit).
  */
 async function commitEvents(
   db: Db,
@@ -133,6 +134,7 @@ async function commitEvents(
         'expiresAt', null, 'createdAt', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
       now()
     from created;
+    select pg_notify('events_recorded', '');
   `)
     .execute(db);
 }

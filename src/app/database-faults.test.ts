@@ -235,7 +235,9 @@ describe('database faults under load', { skip }, () => {
     await database.freeze();
     try {
       const answers = await Promise.all([
-        api.post('/licenses/verify', { key }, { timeoutMs: REQUEST_TIMEOUT_MS }),
+        // A device not seen before: the answer needs the database (a known one may come from
+        // the verification cache, which a frozen server cannot make stale for longer than its TTL).
+        api.post('/licenses/verify', { key, hwuid: 'frozen-device' }, { timeoutMs: REQUEST_TIMEOUT_MS }),
         api.post(
           `/apps/${appId}/licenses`,
           { email: 'frozen@example.com' },

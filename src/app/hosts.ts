@@ -30,6 +30,7 @@ export function buildHost(
     ...(options.bearerTokens ? { authenticate: deps.modules.authenticate } : {}),
     trustProxyHops: deps.config.trustProxyHops,
     responseContract: deps.config.responseContract,
+    accessLog: deps.config.accessLog,
     overload: { maxInFlight: deps.config.maxInFlight, maxEventLoopDelayMs: deps.config.maxEventLoopDelayMs },
   });
   registerRateLimits(app, deps.redis);

@@ -4,7 +4,11 @@ import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
 import { createCheckoutService } from '../modules/checkout/index.js';
 import { createKeyRing, createTokenDenylist, createTokenSigner } from '../modules/license-tokens/index.js';
-import { createLicenseService, createVerification } from '../modules/licenses/index.js';
+import {
+  createLicenseService,
+  createVerification,
+  createVerificationCache,
+} from '../modules/licenses/index.js';
 import { createMailer, createNotificationWorker } from '../modules/mail/index.js';
 import {
   createCryptoPartner,
@@ -46,7 +50,16 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     ttlSeconds: config.userTokenTtlSeconds,
     clock,
   });
-  const users = createUserService({ db, clock, log, tokens, passwordHashCost: config.passwordHashCost });
+  // Starts listening on the first verify, so one-shot commands open no listener for it.
+  const verificationCache = createVerificationCache({ db, log, notifications });
+  const users = createUserService({
+    db,
+    clock,
+    log,
+    tokens,
+    passwordHashCost: config.passwordHashCost,
+    sellerChanges: verificationCache,
+  });
   const apps = createAppService({ db, clock, log });
   const apiKeys = createApiKeyService({ db, clock, log, apps });
   const policy = { allowPrivate: config.webhookAllowPrivate, requireHttps: config.env === 'production' };
@@ -58,7 +71,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     payUrl: config.payPublicUrl,
     webhookTargets: policy,
   });
-  const licenses = createLicenseService({ db, clock, log, apps, products });
+  const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
   const keyRing = createKeyRing({ db, clock, log });
   const signer = config.licenseTokens
     ? createTokenSigner({ keys: keyRing, clock, issuer: config.licenseTokenIssuer })
@@ -73,6 +86,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     denylist,
     jwksUri: `${config.apiBaseUrl}/licenses/jwks`,
     counts: verificationCounts,
+    cache: verificationCache,
   });
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
@@ -132,6 +146,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     licenses,
     keyRing,
     verification,
+    verificationCache,
     verificationCounts,
     denylist,
     webhooks,

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EVENTS_RECORDED_CHANNEL } from '../modules/events/index.js';
 import { purgeAttempts } from '../modules/webhooks/index.js';
 import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -86,7 +87,12 @@ export async function startService(
     if (config.jobs) {
       jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
       jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () => modules.denylist.purge());
-      jobs.every('webhook.delivery', config.webhookPollMs, () => modules.deliveryWorker.runOnce());
+      const deliverNow = jobs.every('webhook.delivery', config.webhookPollMs, () =>
+        modules.deliveryWorker.runOnce(),
+      );
+      // Committed events wake delivery at once; the interval stays as the safety net.
+      await modules.notifications.listen(EVENTS_RECORDED_CHANNEL, deliverNow);
+      modules.notifications.onGap(deliverNow);
       jobs.every('mail.delivery', config.mailPollMs, () => modules.notificationWorker.runOnce());
       jobs.every('webhook.logs.purge', 60 * 60 * 1000, () =>
         purgeAttempts(database.db, new Date(clock.now().getTime() - config.webhookLogDays * 86_400_000)),

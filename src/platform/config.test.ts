@@ -72,6 +72,13 @@ describe('configuration', () => {
     assert.equal(parseConfig({ VERIFICATION_FLUSH_MS: '3600000' }).verificationFlushMs, 3_600_000);
   });
 
+  test('the access log is on unless told otherwise', () => {
+    assert.equal(parseConfig({}).accessLog, 'on');
+    assert.equal(parseConfig({ ACCESS_LOG: 'errors' }).accessLog, 'errors');
+    assert.equal(parseConfig({ ACCESS_LOG: 'off' }).accessLog, 'off');
+    assert.throws(() => parseConfig({ ACCESS_LOG: 'sometimes' }), /ACCESS_LOG/);
+  });
+
   test('blank values count as unset', () => {
     assert.equal(parseConfig({ DATABASE_URL: '  ', PORT: '' }).databaseUrl, null);
   });

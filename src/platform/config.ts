@@ -84,6 +84,11 @@ export interface Config {
    * mismatch, or enforce (log and answer 500). Off in production by default.
    */
   readonly responseContract: 'off' | 'log' | 'enforce';
+  /**
+   * The completion line per request: on (every request; the client routes' successful answers
+   * at debug), errors (answers of 400 and above only) or off.
+   */
+  readonly accessLog: 'on' | 'errors' | 'off';
 }
 
 export class ConfigError extends Error {
@@ -280,6 +285,7 @@ export function parseConfig(env: Env): Config {
       read('RESPONSE_CONTRACT') ?? (nodeEnv === 'test' ? 'enforce' : 'off'),
       ['off', 'log', 'enforce'] as const,
     ),
+    accessLog: oneOf('ACCESS_LOG', read('ACCESS_LOG') ?? 'on', ['on', 'errors', 'off'] as const),
   });
 }
 

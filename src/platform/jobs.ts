@@ -8,7 +8,11 @@ import type { Log } from './log.js';
  * several nodes run them at once.
  */
 export interface Jobs {
-  every(name: string, intervalMs: number, run: () => Promise<unknown>): void;
+  /**
+   * Returns `wake`: run now rather than at the next tick. Wakes during a run collapse into one
+   * run right after it, so a burst of them costs one extra pass.
+   */
+  every(name: string, intervalMs: number, run: () => Promise<unknown>): () => void;
   stop(): Promise<void>;
 }
 
@@ -19,11 +23,13 @@ export function createJobs(log: Log): Jobs {
   return {
     every(name, intervalMs, run) {
       let busy = false;
+      let again = false;
       // While the database is away every pass fails alike: say so once, and once when it is back.
       let paused = false;
       const tick = () => {
         if (busy || stopped) return;
         busy = true;
+        again = false;
         const current = run()
           .then(() => {
             if (paused) log.info({ job: name }, 'job.resumed');
@@ -37,11 +43,16 @@ export function createJobs(log: Log): Jobs {
           .finally(() => {
             busy = false;
             running.delete(current);
+            if (again) setImmediate(tick);
           });
         running.add(current);
       };
       timers.push(setInterval(tick, intervalMs).unref());
       setImmediate(tick);
+      return () => {
+        if (busy) again = true;
+        else setImmediate(tick);
+      };
     },
     async stop() {
       stopped = true;

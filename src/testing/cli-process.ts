@@ -1,6 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { scratchDatabase } from './scratch-database.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../cli.ts');
 
@@ -89,4 +93,28 @@ export async function serve(env: Record<string, string | undefined>) {
   const proc = runCli(['serve'], { PORT: '0', PAY_PORT: '0', HOST: '127.0.0.1', ...env });
   const [, coreUrl, payUrl] = await proc.waitFor(/core API on (\S+)\/v1\s+·\s+checkout host on (\S+)/);
   return { proc, api: coreUrl as string, pay: payUrl as string };
+}
+
+/**
+ * Storage for a test file of service processes: on PostgreSQL a database of its own (they run
+ * background jobs), and fresh data folders; all of it, and any process left running, is removed
+ * after the file.
+ */
+export async function processStorage() {
+  const scratch = await scratchDatabase();
+  const folders: string[] = [];
+  after(async () => {
+    killAll();
+    await scratch.drop();
+    for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
+  });
+  return {
+    DATABASE_URL: scratch.url,
+    storage: scratch.url ? 'PostgreSQL' : 'PGlite',
+    freshDataDir(): string {
+      const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-data-'));
+      folders.push(folder);
+      return folder;
+    },
+  };
 }

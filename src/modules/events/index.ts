@@ -5,4 +5,10 @@ export {
   MERCHANT_EVENT_TYPES,
   type MerchantEventType,
 } from './event-types.js';
-export { eventsForUser, type NewEvent, type RecordedEvent, recordEvent } from './store.js';
+export {
+  EVENTS_RECORDED_CHANNEL,
+  eventsForUser,
+  type NewEvent,
+  type RecordedEvent,
+  recordEvent,
+} from './store.js';

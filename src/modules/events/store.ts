@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
 import type { EventType } from './event-types.js';
@@ -20,21 +21,30 @@ export interface RecordedEvent {
 }
 
 /**
+ * Notified (empty payload) when events commit, so dispatchers wake at once instead of at their
+ * next poll. A hint only: the outbox itself (dispatched_at) says what is left to do.
+ */
+export const EVENTS_RECORDED_CHANNEL = 'events_recorded';
+
+/**
  * Appends an event to the outbox. Pass the transaction of the state change that caused it,
- * so the event exists if and only if the change committed.
+ * so the event exists if and only if the change committed. The notification goes in the same
+ * statement; PostgreSQL sends it at commit, once per transaction.
  */
 export async function recordEvent(executor: Executor, event: NewEvent): Promise<string> {
   const id = newId();
   await executor
-    .insertInto('events')
-    .values({
-      id,
-      type: event.type,
-      user_id: event.userId,
-      app_id: event.appId ?? null,
-      data: JSON.stringify(event.data),
-      created_at: event.occurredAt,
-    })
+    .with('recorded', (db) =>
+      db.insertInto('events').values({
+        id,
+        type: event.type,
+        user_id: event.userId,
+        app_id: event.appId ?? null,
+        data: JSON.stringify(event.data),
+        created_at: event.occurredAt,
+      }),
+    )
+    .selectNoFrom(sql<string>`pg_notify(${EVENTS_RECORDED_CHANNEL}, '')`.as('notified'))
     .execute();
   return id;
 }

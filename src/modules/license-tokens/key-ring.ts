@@ -4,6 +4,7 @@ import {
   createPublicKey,
   generateKeyPairSync,
   type KeyObject,
+  webcrypto,
 } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Clock } from '../../platform/clock.js';
@@ -39,7 +40,10 @@ interface LoadedKey {
   kid: string;
   publicJwk: PublicJwk;
   publicKey: KeyObject;
-  privateKey: KeyObject;
+  /** Imported once per load: WebCrypto signs on libuv's thread pool, off the event loop. */
+  privateKey: webcrypto.CryptoKey;
+  /** The token header for this key, base64url-encoded once: `{"alg":"RS256","typ":"JWT","kid":…}`. */
+  encodedHeader: string;
   activatesAt: Date;
 }
 
@@ -58,8 +62,8 @@ export function createKeyRing({ db, clock, log }: { db: Db; clock: Clock; log: L
     if (cache && now - cache.loadedAt < KEY_CACHE_MS) return cache.keys;
     loading ??= store
       .publishedKeys(db, new Date(now))
-      .then((rows) => {
-        const loaded = rows.map(load);
+      .then(async (rows) => {
+        const loaded = await Promise.all(rows.map(load));
         cache = { keys: loaded, loadedAt: now };
         return loaded;
       })
@@ -127,13 +131,23 @@ function thumbprint(jwk: JWK): string {
     .digest('base64url');
 }
 
-function load(row: SigningKeyRow): LoadedKey {
+async function load(row: SigningKeyRow): Promise<LoadedKey> {
   const publicJwk = row.public_jwk as unknown as PublicJwk;
+  const pkcs8 = createPrivateKey(row.private_pem).export({ format: 'der', type: 'pkcs8' });
   return {
     kid: row.kid,
     publicJwk,
     publicKey: createPublicKey({ key: publicJwk as never, format: 'jwk' }),
-    privateKey: createPrivateKey(row.private_pem),
+    privateKey: await webcrypto.subtle.importKey(
+      'pkcs8',
+      pkcs8,
+      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    ),
+    encodedHeader: Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: row.kid })).toString(
+      'base64url',
+    ),
     activatesAt: row.activates_at,
   };
 }

@@ -3,3 +3,4 @@ export { effectiveStatus } from './license-status.js';
 export { registerLicenseRoutes, registerVerificationRoutes } from './routes.js';
 export { createLicenseService, type LicenseService } from './service.js';
 export { createVerification, type Verification } from './verification.js';
+export { createVerificationCache, type VerificationCache } from './verification-cache.js';

@@ -162,7 +162,7 @@ export function registerVerificationRoutes(
   const noStore = { 'cache-control': 'no-store' };
 
   app.post('/licenses/verify', {
-    config: { auth: 'public', rateLimit },
+    config: { auth: 'public', rateLimit, accessLog: 'quiet' },
     preValidation: perKey,
     schema: {
       summary: 'Verify a license key',
@@ -176,7 +176,7 @@ export function registerVerificationRoutes(
   });
 
   app.post('/licenses/validate-hardware', {
-    config: { auth: 'public', rateLimit },
+    config: { auth: 'public', rateLimit, accessLog: 'quiet' },
     preValidation: perKey,
     schema: {
       summary: 'Verify a license key on a device, and get a license token',

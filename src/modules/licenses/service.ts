@@ -12,6 +12,7 @@ import type { ProductService } from '../products/index.js';
 import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
 import type { LicenseCreateInput, LicenseFilter, LicenseResource, LicenseUpdateInput } from './schemas.js';
 import * as store from './store.js';
+import type { VerificationCache } from './verification-cache.js';
 
 export interface LicenseServiceDeps {
   db: Db;
@@ -19,6 +20,8 @@ export interface LicenseServiceDeps {
   log: Log;
   apps: Pick<AppService, 'requireOwnedApp'>;
   products: Pick<ProductService, 'productAppId'>;
+  /** Every change to what verification reads is announced in its transaction, then forgotten here. */
+  cache: Pick<VerificationCache, 'announceLicense' | 'forgetLicense'>;
 }
 
 /** How many licenses the expiry job moves per statement. */
@@ -26,7 +29,7 @@ const EXPIRY_BATCH = 500;
 
 export type LicenseService = ReturnType<typeof createLicenseService>;
 
-export function createLicenseService({ db, clock, log, apps, products }: LicenseServiceDeps) {
+export function createLicenseService({ db, clock, log, apps, products, cache }: LicenseServiceDeps) {
   async function requireLicense(principal: Principal, appId: string, licenseId: string): Promise<LicenseRow> {
     const app = await apps.requireOwnedApp(principal, appId);
     const license = await store.findAppLicense(db, app.id, licenseId);
@@ -43,9 +46,13 @@ export function createLicenseService({ db, clock, log, apps, products }: License
     const event: EventType = to === 'active' ? 'license.updated' : 'license.revoked';
     const row = await db.transaction().execute(async (trx) => {
       const moved = await store.setLicenseStatus(trx, licenseId, to, from, now);
-      if (moved) await recordLicenseEvent(trx, event, moved, now);
+      if (moved) {
+        await recordLicenseEvent(trx, event, moved, now);
+        await cache.announceLicense(trx, licenseId);
+      }
       return moved;
     });
+    cache.forgetLicense(licenseId);
     if (row) log.info({ licenseId, status: to }, 'license.status.changed');
     return row;
   }
@@ -148,7 +155,12 @@ export function createLicenseService({ db, clock, log, apps, products }: License
      */
     async extendForRenewal(trx: Executor, licenseId: string, expiresAt: Date, now: Date) {
       const row = await store.extendExpiry(trx, licenseId, expiresAt, now);
-      if (row) await recordLicenseEvent(trx, 'license.updated', row, now);
+      if (row) {
+        await recordLicenseEvent(trx, 'license.updated', row, now);
+        await cache.announceLicense(trx, licenseId);
+      }
+      // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
+      cache.forgetLicense(licenseId);
       return row;
     },
 
@@ -186,9 +198,13 @@ export function createLicenseService({ db, clock, log, apps, products }: License
       };
       const row = await db.transaction().execute(async (trx) => {
         const updated = await store.updateLicenseDetails(trx, license.id, changes, now);
-        if (updated) await recordLicenseEvent(trx, 'license.updated', updated, now);
+        if (updated) {
+          await recordLicenseEvent(trx, 'license.updated', updated, now);
+          await cache.announceLicense(trx, license.id);
+        }
         return updated;
       });
+      cache.forgetLicense(license.id);
       if (!row) {
         throw invalidField('maxDevices', 'is below the number of devices already bound; release some first');
       }
@@ -213,7 +229,13 @@ export function createLicenseService({ db, clock, log, apps, products }: License
 
     async releaseDevice(principal: Principal, appId: string, licenseId: string, hwuid: string) {
       const license = await requireLicense(principal, appId, licenseId);
-      if (!(await store.releaseDevice(db, license.id, hwuid))) throw notFound('Device');
+      const released = await db.transaction().execute(async (trx) => {
+        if (!(await store.releaseDevice(trx, license.id, hwuid))) return false;
+        await cache.announceLicense(trx, license.id);
+        return true;
+      });
+      cache.forgetLicense(license.id);
+      if (!released) throw notFound('Device');
       log.info({ licenseId, hwuid }, 'license.device.released');
     },
 
@@ -228,11 +250,15 @@ export function createLicenseService({ db, clock, log, apps, products }: License
         const now = clock.now();
         const moved = await db.transaction().execute(async (trx) => {
           const rows = await store.expireDue(trx, now, EXPIRY_BATCH);
-          for (const row of rows) await recordLicenseEvent(trx, 'license.expired', row, now);
-          return rows.length;
+          for (const row of rows) {
+            await recordLicenseEvent(trx, 'license.expired', row, now);
+            await cache.announceLicense(trx, row.id);
+          }
+          return rows;
         });
-        total += moved;
-        if (moved < EXPIRY_BATCH) break;
+        for (const row of moved) cache.forgetLicense(row.id);
+        total += moved.length;
+        if (moved.length < EXPIRY_BATCH) break;
       }
       if (total > 0) log.info({ count: total }, 'license.expired');
       return total;

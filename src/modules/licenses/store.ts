@@ -128,6 +128,7 @@ export function findForVerification(executor: Executor, key: string, hwuid: stri
     .select([
       'l.id',
       'l.app_id',
+      'l.user_id',
       'l.email',
       'l.status',
       'l.expires_at',
@@ -201,22 +202,21 @@ export function listDevices(executor: Executor, licenseId: string) {
     .execute();
 }
 
-export async function releaseDevice(executor: Db, licenseId: string, hwuid: string): Promise<boolean> {
-  return executor.transaction().execute(async (trx) => {
-    const removed = await trx
-      .deleteFrom('license_devices')
-      .where('license_id', '=', licenseId)
-      .where('hwuid', '=', hwuid)
-      .returning('hwuid')
-      .executeTakeFirst();
-    if (!removed) return false;
-    await trx
-      .updateTable('licenses')
-      .set((eb) => ({ device_count: eb('device_count', '-', 1) }))
-      .where('id', '=', licenseId)
-      .execute();
-    return true;
-  });
+/** Frees a device's place; run it in a transaction (two statements). */
+export async function releaseDevice(trx: Executor, licenseId: string, hwuid: string): Promise<boolean> {
+  const removed = await trx
+    .deleteFrom('license_devices')
+    .where('license_id', '=', licenseId)
+    .where('hwuid', '=', hwuid)
+    .returning('hwuid')
+    .executeTakeFirst();
+  if (!removed) return false;
+  await trx
+    .updateTable('licenses')
+    .set((eb) => ({ device_count: eb('device_count', '-', 1) }))
+    .where('id', '=', licenseId)
+    .execute();
+  return true;
 }
 
 /** Moves active licenses whose expiry has passed to expired, at most `limit` at a time. */

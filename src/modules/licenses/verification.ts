@@ -14,6 +14,7 @@ import { normalizeLicenseKey } from './license-key.js';
 import { clientStatus, effectiveStatus } from './license-status.js';
 import type { VerificationResultType, VerifyCode } from './schemas.js';
 import * as store from './store.js';
+import type { Found, LicenseState, VerificationCache } from './verification-cache.js';
 
 export interface VerificationDeps {
   db: Db;
@@ -24,9 +25,9 @@ export interface VerificationDeps {
   jwksUri: string;
   /** Tallies outcomes in memory for the admin analytics; it must not do I/O (hot path). */
   counts: { count(appId: string, valid: boolean): void };
+  /** Every lookup of a key goes through it; it reads the store on a miss. */
+  cache: Pick<VerificationCache, 'find' | 'bound'>;
 }
-
-type Found = NonNullable<Awaited<ReturnType<typeof store.findForVerification>>>;
 
 const REASON_OF_STATUS = {
   expired: 'license_expired',
@@ -41,7 +42,16 @@ export type Verification = ReturnType<typeof createVerification>;
  * validate an already bound device, and introspect or revoke the tokens handed out. Invalid
  * outcomes are answers (200, valid: false, a reason code), not errors.
  */
-export function createVerification({ db, clock, log, signer, denylist, jwksUri, counts }: VerificationDeps) {
+export function createVerification({
+  db,
+  clock,
+  log,
+  signer,
+  denylist,
+  jwksUri,
+  counts,
+  cache,
+}: VerificationDeps) {
   const notFoundResult: VerificationResultType = {
     valid: false,
     appId: null,
@@ -56,14 +66,15 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri, 
   async function lookup(key: string, hwuid: string | null, appId: string | undefined): Promise<Found | null> {
     const canonical = normalizeLicenseKey(key);
     if (!canonical) return null;
-    const found = await store.findForVerification(db, canonical, hwuid);
+    const found = await cache.find(canonical, hwuid);
+    if (!found) return null;
     // A key of another app answers exactly like a key that does not exist.
-    if (!found || (appId !== undefined && found.app_id !== appId)) return null;
+    if (appId !== undefined && found.state.app_id !== appId) return null;
     return found;
   }
 
   async function answer(
-    found: Found,
+    found: LicenseState,
     outcome: { code?: VerifyCode; hwBound: boolean },
   ): Promise<VerificationResultType> {
     const now = clock.now();
@@ -108,7 +119,8 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri, 
     };
   }
 
-  const usable = (found: Found) => effectiveStatus(found.status, found.expires_at, clock.now()) === 'active';
+  const usable = (found: LicenseState) =>
+    effectiveStatus(found.status, found.expires_at, clock.now()) === 'active';
 
   return {
     /**
@@ -117,8 +129,9 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri, 
      */
     async verify(input: { key: string; hwuid?: string; appId?: string }): Promise<VerificationResultType> {
       const hwuid = input.hwuid ?? null;
-      const found = await lookup(input.key, hwuid, input.appId);
-      if (!found) return notFoundResult;
+      const lookedUp = await lookup(input.key, hwuid, input.appId);
+      if (!lookedUp) return notFoundResult;
+      const { state: found, deviceBound } = lookedUp;
       if (!usable(found)) return answer(found, { hwBound: false });
       if (hwuid === null) {
         return answer(
@@ -126,12 +139,14 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri, 
           found.max_devices === null ? { hwBound: false } : { code: 'hwuid_required', hwBound: false },
         );
       }
-      if (found.device_bound) return answer(found, { hwBound: true });
+      if (deviceBound) return answer(found, { hwBound: true });
+      // Binding stays a conditional write in the database; only its outcome is remembered.
       const activation = await store.activateDevice(db, found.id, hwuid, clock.now());
       if (activation === 'full') {
         log.info({ licenseId: found.id }, 'license.verify.device_refused');
         return answer(found, { code: 'device_limit_reached', hwBound: false });
       }
+      cache.bound(lookedUp, hwuid);
       log.info({ licenseId: found.id }, 'license.device.activated');
       return answer(found, { hwBound: true });
     },
@@ -142,13 +157,11 @@ export function createVerification({ db, clock, log, signer, denylist, jwksUri, 
       hwuid: string;
       appId?: string;
     }): Promise<VerificationResultType> {
-      const found = await lookup(input.key, input.hwuid, input.appId);
-      if (!found) return notFoundResult;
+      const lookedUp = await lookup(input.key, input.hwuid, input.appId);
+      if (!lookedUp) return notFoundResult;
+      const { state: found, deviceBound } = lookedUp;
       if (!usable(found)) return answer(found, { hwBound: false });
-      return answer(
-        found,
-        found.device_bound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false },
-      );
+      return answer(found, deviceBound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false });
     },
 
     /** Signature and claims first, then the live state: the license and the denylist. */

@@ -19,11 +19,26 @@ export interface UserServiceDeps {
   log: Log;
   tokens: UserTokenSigner;
   passwordHashCost: number;
+  /**
+   * Verification holds each seller's tier and drops a deleted seller's licenses: a change to
+   * either is announced in its transaction, then forgotten on this node (licenses' index.ts).
+   */
+  sellerChanges: {
+    announceSeller(executor: Executor, sellerId: string): Promise<unknown>;
+    forgetSeller(sellerId: string): void;
+  };
 }
 
 export type UserService = ReturnType<typeof createUserService>;
 
-export function createUserService({ db, clock, log, tokens, passwordHashCost }: UserServiceDeps) {
+export function createUserService({
+  db,
+  clock,
+  log,
+  tokens,
+  passwordHashCost,
+  sellerChanges,
+}: UserServiceDeps) {
   // Hashed once so that a login for an unknown e-mail costs the same as a wrong password.
   const decoyHash = hashPassword(randomBytes(16).toString('hex'), passwordHashCost);
 
@@ -101,7 +116,12 @@ export function createUserService({ db, clock, log, tokens, passwordHashCost }: 
       if (userId === admin.userId && changes.role && changes.role !== 'ADMIN') {
         throw new AppError('conflict', 'An admin cannot remove their own ADMIN role');
       }
-      const user = await store.updateUser(db, userId, { ...changes, now: clock.now() });
+      const user = await db.transaction().execute(async (trx) => {
+        const updated = await store.updateUser(trx, userId, { ...changes, now: clock.now() });
+        if (updated && changes.tier) await sellerChanges.announceSeller(trx, userId);
+        return updated;
+      });
+      if (changes.tier) sellerChanges.forgetSeller(userId);
       if (!user) throw notFound('User');
       log.info({ userId, by: admin.userId, ...changes }, 'user.updated');
       return toUser(user);
@@ -109,7 +129,13 @@ export function createUserService({ db, clock, log, tokens, passwordHashCost }: 
 
     async remove(admin: Principal, userId: string) {
       if (userId === admin.userId) throw new AppError('conflict', 'An admin cannot delete their own account');
-      if (!(await store.softDeleteUser(db, userId, clock.now()))) throw notFound('User');
+      const deleted = await db.transaction().execute(async (trx) => {
+        if (!(await store.softDeleteUser(trx, userId, clock.now()))) return false;
+        await sellerChanges.announceSeller(trx, userId);
+        return true;
+      });
+      sellerChanges.forgetSeller(userId);
+      if (!deleted) throw notFound('User');
       log.info({ userId, by: admin.userId }, 'user.deleted');
     },
 

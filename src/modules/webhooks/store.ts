@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { DeliveryTrigger, WebhookDeliveryRow, WebhookEndpointRow } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
@@ -374,6 +375,22 @@ export interface AttemptRecord {
   at: Date;
 }
 
+function attemptRow(record: AttemptRecord) {
+  return {
+    id: newId(),
+    delivery_id: record.deliveryId,
+    endpoint_id: record.endpointId,
+    attempt: record.attempt,
+    trigger: record.trigger,
+    status_code: record.statusCode,
+    response_body: record.responseBody,
+    success: record.success,
+    duration_ms: record.durationMs,
+    error: record.error,
+    created_at: record.at,
+  };
+}
+
 /**
  * Logs an attempt and settles its delivery (succeeded, failed, or pending again at `retryAt`),
  * and keeps the endpoint's health record. A delivery whose lease this worker lost (it ran out
@@ -414,24 +431,112 @@ export async function recordAttempt(
       if (next.leasedUntil) settle = settle.where('leased_until', '=', next.leasedUntil);
       await settle.execute();
     }
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        id: newId(),
-        delivery_id: record.deliveryId,
-        endpoint_id: record.endpointId,
-        attempt: record.attempt,
-        trigger: record.trigger,
-        status_code: record.statusCode,
-        response_body: record.responseBody,
-        success: record.success,
-        duration_ms: record.durationMs,
-        error: record.error,
-        created_at: record.at,
-      })
-      .execute();
+    await trx.insertInto('webhook_attempts').values(attemptRow(record)).execute();
     return endpoint;
   });
+}
+
+export interface Settlement {
+  record: AttemptRecord;
+  /** The delivery's next state; applied only while this worker's lease still holds it. */
+  next: { status: 'succeeded' | 'failed' | 'pending'; retryAt: Date | null; leasedUntil: Date };
+}
+
+/**
+ * recordAttempt for many attempts at once, in one transaction of four statements: the health of
+ * each endpoint (its attempts applied in the order given), the deliveries settled, the attempts
+ * logged. Returns the endpoints as they stand after.
+ */
+export async function settleAttempts(
+  db: Db,
+  settlements: readonly Settlement[],
+): Promise<WebhookEndpointRow[]> {
+  if (settlements.length === 0) return [];
+  const health = new Map<
+    string,
+    {
+      reset: boolean;
+      failures: number;
+      failingSince: Date | null;
+      lastSuccess: Date | null;
+      lastFailure: Date | null;
+    }
+  >();
+  for (const { record } of settlements) {
+    const h = health.get(record.endpointId) ?? {
+      reset: false,
+      failures: 0,
+      failingSince: null,
+      lastSuccess: null,
+      lastFailure: null,
+    };
+    if (record.success)
+      Object.assign(h, { reset: true, failures: 0, failingSince: null, lastSuccess: record.at });
+    else {
+      h.failures += 1;
+      h.failingSince ??= record.at;
+      h.lastFailure = record.at;
+    }
+    health.set(record.endpointId, h);
+  }
+  return db.transaction().execute(async (trx) => {
+    // Endpoints first, in id order, then deliveries: the order recordAttempt and disabling use,
+    // so workers settling at once never wait on each other in a cycle.
+    const endpointIds = [...health.keys()].sort();
+    await trx
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('id', 'in', endpointIds)
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+    const endpointRows = sql.join(
+      endpointIds.map((id) => {
+        const h = health.get(id) as NonNullable<ReturnType<typeof health.get>>;
+        return sql`(${id}::uuid, ${h.reset}::boolean, ${h.failures}::integer, ${h.failingSince}::timestamptz, ${h.lastSuccess}::timestamptz, ${h.lastFailure}::timestamptz)`;
+      }),
+    );
+    const { rows: endpoints } = await sql<WebhookEndpointRow>`
+      update webhook_endpoints w set
+        consecutive_failures = case when v.reset then v.failures else w.consecutive_failures + v.failures end,
+        failing_since = case when v.reset then v.failing_since else coalesce(w.failing_since, v.failing_since) end,
+        last_success_at = coalesce(v.last_success, w.last_success_at),
+        last_failure_at = coalesce(v.last_failure, w.last_failure_at)
+      from (values ${endpointRows}) as v (id, reset, failures, failing_since, last_success, last_failure)
+      where w.id = v.id
+      returning w.*`.execute(trx);
+    const deliveryRows = sql.join(
+      settlements.map(
+        ({ record, next }) =>
+          sql`(${record.deliveryId}::uuid, ${next.status}::text, ${next.retryAt}::timestamptz, ${next.leasedUntil}::timestamptz, ${record.at}::timestamptz)`,
+      ),
+    );
+    await sql`
+      update webhook_deliveries d set
+        status = v.status, next_attempt_at = v.retry_at, leased_until = null, updated_at = v.at
+      from (values ${deliveryRows}) as v (id, status, retry_at, leased_until, at)
+      where d.id = v.id and d.leased_until = v.leased_until`.execute(trx);
+    await trx
+      .insertInto('webhook_attempts')
+      .values(settlements.map(({ record }) => attemptRow(record)))
+      .execute();
+    return endpoints;
+  });
+}
+
+/** Hands claimed deliveries back unsent, as if never claimed, while this lease still holds them. */
+export async function releaseLeases(
+  executor: Executor,
+  ids: readonly string[],
+  leasedUntil: Date,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await executor
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ leased_until: null, attempts: eb('attempts', '-', 1) }))
+    .where('id', 'in', ids)
+    .where('leased_until', '=', leasedUntil)
+    .execute();
 }
 
 export function insertDelivery(

@@ -381,6 +381,21 @@ describe('delivery', () => {
     assert.equal(arrived[0]?.json.id, claimed.find((d) => d.url?.endsWith('/lease'))?.event_id);
   });
 
+  test('a burst larger than one settling chunk is sent once and settled in full', async () => {
+    const { seller, appId, webhook } = await sellerWithEndpoint(['license.created'], `${receiver.url}/burst`);
+    for (let i = 0; i < 60; i++) await issueLicense(seller, appId);
+    await work();
+    assert.equal(arrivals('/burst'), 60);
+    const statuses = await server.db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'leased_until'])
+      .where('endpoint_id', '=', webhook.id)
+      .execute();
+    assert.equal(statuses.length, 60);
+    assert.ok(statuses.every((d) => d.status === 'succeeded' && d.leased_until === null));
+    assert.equal((await logsOf(seller, webhook.id)).total, 60);
+  });
+
   test('two workers at once never send the same delivery twice', async () => {
     const { seller, appId } = await sellerWithEndpoint(['license.created'], `${receiver.url}/pair`);
     for (let i = 0; i < 12; i++) await issueLicense(seller, appId);

@@ -9,8 +9,9 @@ import type { Executor } from './database.js';
  * moments (cache invalidation, waking a worker). One listening connection per node, on its own
  * (never a pooled one), re-opened with backoff when it breaks, every channel listened again.
  *
- * Notifications sent while the connection was down are lost: after a reconnect every `onGap`
- * handler runs, so each owner can recover (a cache flushes everything, a worker makes a pass).
+ * Notifications sent while the connection was down are lost: `onLost` handlers run when it
+ * breaks (a cache stops trusting what it holds), and after a reconnect every `onGap` handler
+ * runs, so each owner can recover (a cache flushes everything, a worker makes a pass).
  * On PGlite there is one node; the store's own LISTEN delivers to it.
  *
  * Send with `notify(executor, channel, payload)` inside the transaction that makes the change:
@@ -21,6 +22,8 @@ export interface Notifications {
   listen(channel: string, handler: (payload: string) => void): Promise<void>;
   /** Calls `handler` whenever notifications may have been missed (the listener reconnected). */
   onGap(handler: () => void): void;
+  /** Calls `handler` the moment the listener's connection breaks (nothing is heard until a gap). */
+  onLost(handler: () => void): void;
   close(): Promise<void>;
 }
 
@@ -46,6 +49,7 @@ function embedded(pglite: PGlite): Notifications {
     onGap() {
       // One process owns the store and hears every notification: nothing is ever missed.
     },
+    onLost() {},
     async close() {},
   };
 }
@@ -53,6 +57,7 @@ function embedded(pglite: PGlite): Notifications {
 function listener(url: string, log: Log): Notifications {
   const handlers = new Map<string, ((payload: string) => void)[]>();
   const gapHandlers: (() => void)[] = [];
+  const lostHandlers: (() => void)[] = [];
   let client: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
   let closed = false;
@@ -92,6 +97,7 @@ function listener(url: string, log: Log): Notifications {
     which.end().catch(() => {});
     if (closed) return;
     log.warn({ err: err ? { message: err.message } : undefined }, 'db.listener.lost');
+    for (const handler of lostHandlers) handler();
     reconnect();
   }
 
@@ -125,6 +131,9 @@ function listener(url: string, log: Log): Notifications {
     },
     onGap(handler) {
       gapHandlers.push(handler);
+    },
+    onLost(handler) {
+      lostHandlers.push(handler);
     },
     async close() {
       closed = true;

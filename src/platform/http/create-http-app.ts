@@ -88,6 +88,8 @@ export interface HttpAppOptions {
   responseContract?: ResponseContractMode;
   /** When to shed new requests with 503 `overloaded` (see registerLoadShedding). */
   overload?: { maxInFlight: number; maxEventLoopDelayMs: number };
+  /** The completion line per request (ACCESS_LOG): every request (default), failures only, none. */
+  accessLog?: 'on' | 'errors' | 'off';
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
@@ -174,7 +176,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ) {
       throw new AppError('overloaded', 'The service is over capacity; retry shortly');
     }
-    request.log.debug({ method: request.method, path: request.url.split('?')[0] }, 'http.request.received');
+    if ((request.log as Log).isLevelEnabled('debug'))
+      request.log.debug({ method: request.method, path: pathOf(request) }, 'http.request.received');
     if (closing) throw new AppError('not_ready', 'The service is shutting down; retry the request');
     if (request.is404) return;
     request.principal = await authorize(
@@ -200,12 +203,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
   });
 
+  const accessLog = options.accessLog ?? 'on';
   app.addHook('onResponse', async (request, reply) => {
     inFlight.settle(request);
-    request.log.info(
+    if (accessLog === 'off') return;
+    const failed = reply.statusCode >= 400;
+    if (accessLog === 'errors' && !failed) return;
+    // A disabled level costs one comparison here, before any log object is built.
+    const level = failed || request.routeOptions.config.accessLog !== 'quiet' ? 'info' : 'debug';
+    if (!(request.log as Log).isLevelEnabled(level)) return;
+    request.log[level](
       {
         method: request.method,
-        path: request.url.split('?')[0],
+        path: pathOf(request),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
       },
@@ -278,6 +288,8 @@ function registerEventLoopShedding(app: FastifyInstance, maxEventLoopDelay: numb
         : Promise.reject(new AppError('overloaded', 'The service is over capacity; retry shortly')),
   });
 }
+
+const pathOf = (request: FastifyRequest) => request.url.split('?')[0];
 
 async function authorize(request: FastifyRequest, requirement: AuthRequirement, authenticate?: Authenticate) {
   if (requirement === 'public') return null;

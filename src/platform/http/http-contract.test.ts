@@ -325,6 +325,25 @@ describe('the HTTP contract shared by both hosts', () => {
   });
 });
 
+describe('the access log', () => {
+  const linesOf = (requestId: string | null) =>
+    logLines.filter(
+      (line) => requestId && line.includes(requestId) && line.includes('http.request.completed'),
+    );
+
+  test('a valid verify leaves the info-level access log; its refusals and other routes stay', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
+    const answered = (await server.api.post('/licenses/verify', { key: license.key })).expect(200);
+    const refused = await server.api.post('/licenses/verify', { key: license.key, extra: 1 });
+    assertError(refused, 400, 'validation_failed');
+    const read = (await server.api.get(`/apps/${seller.appId}`, { token: seller.token })).expect(200);
+    assert.deepEqual(linesOf(answered.headers.get('x-request-id')), [], 'LOG_LEVEL info leaves it out');
+    assert.equal(linesOf(refused.headers.get('x-request-id')).length, 1);
+    assert.equal(linesOf(read.headers.get('x-request-id')).length, 1);
+  });
+});
+
 describe('failures inside the service', () => {
   test('an unexpected failure answers 500 with a request id, and readiness reports 503', async () => {
     const broken = await startTestServer();

@@ -31,6 +31,11 @@ declare module 'fastify' {
     auth?: AuthRequirement;
     /** Answered even when the node sheds load (health checks): an overloaded node is alive. */
     alwaysAnswer?: boolean;
+    /**
+     * `quiet`: a route client software calls at volume (verify) logs its successful answers at
+     * debug, so the info-level access log keeps its failures only.
+     */
+    accessLog?: 'quiet';
   }
   interface FastifyRequest {
     principal: Principal | null;

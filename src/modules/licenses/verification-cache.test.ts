@@ -1,0 +1,321 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KyselyPlugin } from 'kysely';
+import { sql } from 'kysely';
+import { systemClock } from '../../platform/clock.js';
+import { createLog } from '../../platform/log.js';
+import {
+  issueLicense,
+  type SellerWithApp,
+  sellerWithApp,
+  startTestServer,
+  type TestServer,
+} from '../../testing/harness.js';
+import { createTokenDenylist } from '../license-tokens/index.js';
+import { createVerification } from './verification.js';
+import { createVerificationCache } from './verification-cache.js';
+
+/**
+ * Node A changes, node B answers. On PostgreSQL they are two servers over one database; on
+ * PGlite (one node per store) both are the same server, which invalidates in process.
+ */
+const onPostgres = Boolean(process.env.DATABASE_URL);
+const twoNodes = !onPostgres && 'needs DATABASE_URL (two nodes, one database)';
+/** The interface promises every node learns of a change within a second. */
+const WITHIN_MS = 1_000;
+
+let nodeA: TestServer;
+let nodeB: TestServer;
+before(async () => {
+  nodeA = await startTestServer();
+  nodeB = onPostgres ? await startTestServer() : nodeA;
+});
+after(async () => {
+  await Promise.all([nodeA.stop(), nodeB === nodeA ? null : nodeB.stop()]);
+});
+
+async function until<T>(what: string, attempt: () => Promise<T>, done: (value: T) => boolean, ms: number) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await attempt();
+    if (done(value)) return value;
+    assert.ok(Date.now() < deadline, `${what}: still ${JSON.stringify(value)} after ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+const verify = async (node: TestServer, body: Record<string, unknown>) =>
+  (await node.api.post('/licenses/verify', body)).expect(200).body;
+
+/** Verifies on a node until its cache (started by the first verify) listens and holds the license. */
+async function cachedOn(node: TestServer, body: Record<string, unknown>) {
+  await until(
+    'the cache listening',
+    async () => (await verify(node, body)).valid && node.service.modules.verificationCache.listening,
+    Boolean,
+    10_000,
+  );
+  assert.equal((await verify(node, body)).valid, true);
+}
+
+/** Node B's answer for `body` shows `expected` within the promised second. */
+async function seenOnB(body: Record<string, unknown>, field: 'code' | 'verificationType', expected: unknown) {
+  const result = await until(
+    `node B's ${field}`,
+    () => verify(nodeB, body),
+    (r) => r[field] === expected,
+    WITHIN_MS,
+  );
+  if (field === 'code') assert.equal(result.valid, expected === undefined);
+}
+
+/**
+ * A database handle that counts statements and can hold a read's answer back (`gate`), as a slow
+ * read would be, so a change can land while the read is in flight.
+ */
+function observedDb(db: TestServer['db']) {
+  const seen = { queries: 0, gate: null as Promise<void> | null, held: false };
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => {
+      seen.queries++;
+      return args.node;
+    },
+    transformResult: async (args) => {
+      if (seen.gate) {
+        seen.held = true;
+        await seen.gate;
+      }
+      return args.result;
+    },
+  };
+  return { db: db.withPlugin(plugin), seen };
+}
+
+/** A cache of its own over `db`, listening like the node's. */
+async function listeningCache(db: TestServer['db']) {
+  const cache = createVerificationCache({
+    db,
+    log: createLog(nodeA.config),
+    notifications: nodeA.service.modules.notifications,
+  });
+  await until(
+    'the cache listening',
+    async () => {
+      await cache.find('NOT-A-KEY', null);
+      return cache.listening;
+    },
+    Boolean,
+    10_000,
+  );
+  return cache;
+}
+
+describe('what the cache holds', () => {
+  test('a repeat verify of a known key and device reads nothing from the database, and is counted', async () => {
+    const seller = await sellerWithApp(nodeA);
+    const license = await issueLicense(nodeA, seller, { maxDevices: 2 });
+    const { db, seen } = observedDb(nodeA.db);
+    const counted: boolean[] = [];
+    const verification = createVerification({
+      db,
+      clock: systemClock,
+      log: createLog(nodeA.config),
+      signer: null,
+      denylist: createTokenDenylist({ db, clock: systemClock }),
+      jwksUri: 'unused',
+      counts: { count: (_appId, valid) => counted.push(valid) },
+      cache: await listeningCache(db),
+    });
+
+    const first = await verification.verify({ key: license.key, hwuid: 'device-1', appId: seller.appId });
+    assert.equal(first.valid, true);
+    assert.ok(seen.queries > 0, 'the first verify reads and binds');
+    seen.queries = 0;
+    const answers = [
+      await verification.verify({ key: license.key, hwuid: 'device-1', appId: seller.appId }),
+      await verification.verify({ key: license.key.toLowerCase(), hwuid: 'device-1' }),
+      await verification.verify({ key: license.key }),
+      await verification.validateHardware({ key: license.key, hwuid: 'device-1' }),
+      await verification.verify({
+        key: license.key,
+        hwuid: 'device-1',
+        appId: '00000000-0000-4000-8000-000000000000',
+      }),
+    ];
+    assert.equal(seen.queries, 0, 'answered from the cache');
+    assert.deepEqual(
+      answers.map((a) => a.code ?? 'valid'),
+      ['valid', 'valid', 'hwuid_required', 'valid', 'license_not_found'],
+    );
+    assert.deepEqual(counted, [true, true, true, false, true], 'cached answers are counted as any other');
+
+    assert.equal((await verification.verify({ key: license.key, hwuid: 'device-2' })).valid, true);
+    assert.ok(seen.queries > 0, 'a device not seen bound is asked about in the database');
+  });
+
+  test('a read that began before a change is not remembered after it', async () => {
+    const { db, seen } = observedDb(nodeA.db);
+    const cache = await listeningCache(db);
+    const seller = await sellerWithApp(nodeA);
+    const cases: [string, (license: { id: string }) => void, boolean][] = [
+      ['nothing changed meanwhile', () => {}, true],
+      ['the license changed meanwhile', (license) => cache.forgetLicense(license.id), false],
+      ['another license changed meanwhile', () => cache.forgetLicense(crypto.randomUUID()), true],
+      ['its seller changed meanwhile', () => cache.forgetSeller(seller.user.id), false],
+      ['another seller changed meanwhile', () => cache.forgetSeller(crypto.randomUUID()), true],
+      [
+        'more changed meanwhile than the cache keeps track of',
+        () => {
+          for (let i = 0; i < 2_000; i++) cache.forgetLicense(crypto.randomUUID());
+        },
+        false,
+      ],
+    ];
+    for (const [name, meanwhile, remembered] of cases) {
+      const license = await issueLicense(nodeA, seller);
+      let open = () => {};
+      seen.gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      seen.held = false;
+      const reading = cache.find(license.key, null);
+      await until('the read held', async () => seen.held, Boolean, 10_000);
+      meanwhile(license);
+      seen.gate = null;
+      open();
+      assert.equal((await reading)?.state.id, license.id);
+      seen.queries = 0;
+      await cache.find(license.key, null);
+      assert.equal(seen.queries === 0, remembered, name);
+    }
+  });
+});
+
+describe(`every node learns of a change (${onPostgres ? 'two nodes over PostgreSQL' : 'one PGlite node, in process'})`, () => {
+  let seller: SellerWithApp;
+  before(async () => {
+    seller = await sellerWithApp(nodeA);
+  });
+  const post = (path: string) => nodeA.api.post(path, {}, { token: seller.token });
+
+  test('a suspension, a reinstatement and a revocation', async () => {
+    const license = await issueLicense(nodeA, seller);
+    const body = { key: license.key, appId: seller.appId };
+    await cachedOn(nodeB, body);
+    (await post(`/apps/${seller.appId}/licenses/${license.id}/suspend`)).expect(200);
+    await seenOnB(body, 'code', 'license_suspended');
+    (await post(`/apps/${seller.appId}/licenses/${license.id}/reinstate`)).expect(200);
+    await seenOnB(body, 'code', undefined);
+    (await post(`/apps/${seller.appId}/licenses/${license.id}/revoke`)).expect(200);
+    await seenOnB(body, 'code', 'license_revoked');
+  });
+
+  test('a released device, a device limit and an e-mail', async () => {
+    const license = await issueLicense(nodeA, seller);
+    const body = { key: license.key, hwuid: 'device-1', appId: seller.appId };
+    await cachedOn(nodeB, body);
+    const hw = await nodeB.api.post('/licenses/validate-hardware', body);
+    assert.equal(hw.expect(200).body.valid, true);
+    const devices = `/apps/${seller.appId}/licenses/${license.id}/devices`;
+    (await nodeA.api.delete(`${devices}/device-1`, { token: seller.token })).expect(204);
+    await until(
+      'validate-hardware on node B',
+      async () => (await nodeB.api.post('/licenses/validate-hardware', body)).expect(200).body,
+      (r) => r.code === 'device_not_bound',
+      WITHIN_MS,
+    );
+
+    const noDevice = { key: license.key, appId: seller.appId };
+    await cachedOn(nodeB, noDevice);
+    const patch = (changes: Record<string, unknown>) =>
+      nodeA.api.patch(`/apps/${seller.appId}/licenses/${license.id}`, changes, { token: seller.token });
+    (await patch({ maxDevices: 3 })).expect(200);
+    await seenOnB(noDevice, 'code', 'hwuid_required');
+    (await patch({ maxDevices: null, email: 'new@example.com' })).expect(200);
+    const refreshed = await until(
+      'the new e-mail',
+      () => verify(nodeB, noDevice),
+      (r) => r.email === 'new@example.com',
+      WITHIN_MS,
+    );
+    assert.equal(refreshed.valid, true);
+  });
+
+  test('a seller’s tier change and deletion', async () => {
+    const own = await sellerWithApp(nodeA);
+    const license = await issueLicense(nodeA, own);
+    const body = { key: license.key, appId: own.appId };
+    await cachedOn(nodeB, body);
+    assert.equal((await verify(nodeB, body)).verificationType, 'basic');
+    const admin = { token: await nodeA.adminToken() };
+    (await nodeA.api.patch(`/admin/users/${own.user.id}`, { tier: 'business' }, admin)).expect(200);
+    await seenOnB(body, 'verificationType', 'advanced');
+    (await nodeA.api.delete(`/admin/users/${own.user.id}`, admin)).expect(204);
+    await seenOnB(body, 'code', 'license_not_found');
+  });
+
+  test('once node B answers suspended it never answers valid again, however many verifies were in flight', async () => {
+    const license = await issueLicense(nodeA, seller);
+    const body = { key: license.key, appId: seller.appId };
+    await cachedOn(nodeB, body);
+    const seen: boolean[][] = [];
+    let suspendedAt = 0;
+    const hammer = async (lane: boolean[]) => {
+      while (suspendedAt === 0 || Date.now() < suspendedAt + WITHIN_MS)
+        lane.push((await verify(nodeB, body)).valid);
+    };
+    const lanes = Array.from({ length: 8 }, () => {
+      const lane: boolean[] = [];
+      seen.push(lane);
+      return hammer(lane);
+    });
+    await sleep(50);
+    (await post(`/apps/${seller.appId}/licenses/${license.id}/suspend`)).expect(200);
+    suspendedAt = Date.now();
+    await Promise.all(lanes);
+    for (const lane of seen) {
+      const firstInvalid = lane.indexOf(false);
+      assert.ok(firstInvalid >= 0, 'every lane saw the suspension within the second');
+      assert.ok(!lane.slice(firstInvalid).includes(true), 'no valid answer after an invalid one');
+    }
+    assert.equal((await verify(nodeB, body)).code, 'license_suspended');
+  });
+});
+
+describe('a lost listening connection', { skip: twoNodes }, () => {
+  test('flushes the cache when it comes back, and later changes are still heard', async () => {
+    const seller = await sellerWithApp(nodeA);
+    const license = await issueLicense(nodeA, seller);
+    const body = { key: license.key, appId: seller.appId };
+    await cachedOn(nodeB, body);
+    let gaps = 0;
+    nodeB.service.modules.notifications.onGap(() => gaps++);
+    // A change nobody announced, as if its message were lost: node B still holds the old state.
+    await sql`update licenses set status = 'suspended' where id = ${license.id}`.execute(nodeA.db);
+    assert.equal((await verify(nodeB, body)).valid, true, 'answered from the cache');
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen %'`.execute(
+      nodeA.db,
+    );
+    await until(
+      'the gap report',
+      async () => gaps,
+      (n) => n > 0,
+      10_000,
+    );
+    assert.equal((await verify(nodeB, body)).code, 'license_suspended', 'the flush dropped the stale entry');
+    (
+      await nodeA.api.post(
+        `/apps/${seller.appId}/licenses/${license.id}/reinstate`,
+        {},
+        { token: seller.token },
+      )
+    ).expect(200);
+    await cachedOn(nodeB, body);
+    (
+      await nodeA.api.post(`/apps/${seller.appId}/licenses/${license.id}/revoke`, {}, { token: seller.token })
+    ).expect(200);
+    await seenOnB(body, 'code', 'license_revoked');
+  });
+});

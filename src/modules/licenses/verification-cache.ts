@@ -1,0 +1,248 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Db, Executor } from '../../platform/db/database.js';
+import { type Notifications, notify } from '../../platform/db/notifications.js';
+import type { Log } from '../../platform/log.js';
+import * as store from './store.js';
+
+/**
+ * The verification cache, one per node, used by verification.ts for every lookup of a key (it
+ * reads the store itself on a miss). It holds what verification decides with (status, expiry,
+ * e-mail, metadata, device limit, app, seller and tier, and the devices seen bound) for recently
+ * verified licenses, keyed by a digest of the canonical key (keys are not kept), so a repeat
+ * verify of a known key and device reads nothing. Unknown keys are not held.
+ *
+ * Bound: MAX_ENTRIES, least recently used out first; each entry is trusted for TTL_MS at most.
+ *
+ * Invalidated by every write to what it holds, inside the writing transaction: `announceLicense`
+ * (status, expiry, e-mail, metadata, device limit, a device released) and `announceSeller` (tier,
+ * account deleted). Every node hears these on LISTEN and drops the entries; the writing node also
+ * calls `forget…` itself (after its commit where it owns the transaction), so its own next answer
+ * is already fresh. A device binding is not
+ * announced: it only adds, and a node that has not seen a device bound asks the database. Licenses
+ * are never deleted, and an app with licenses cannot be. Token revocation is not held here:
+ * introspection always reads the live state.
+ *
+ * A lost channel: the moment the listener's connection breaks every entry is flushed and nothing
+ * is stored until it is back (the listen connection re-listens before reporting the gap), and
+ * until this node has heard its own first message (the listener may still be connecting) it
+ * stores nothing either. A read
+ * that began before an invalidation is never stored after it (the invalidation log below).
+ */
+const MAX_ENTRIES = 50_000;
+/** A safety net only (a bug, a write that forgot to announce): messages arrive within moments. */
+const TTL_MS = 30_000;
+/** A license with many devices keeps only this many in its entry; others are asked about. */
+const MAX_DEVICES_PER_ENTRY = 64;
+/** Invalidations remembered for reads in flight; a read older than the log is not stored. */
+const INVALIDATION_LOG = 1_024;
+const PROBE_RETRY_MIN_MS = 250;
+const PROBE_RETRY_MAX_MS = 5_000;
+
+export const LICENSE_CHANGED = 'license_changed';
+export const SELLER_CHANGED = 'seller_changed';
+
+/** A license as verification reads it, without the per-request device answer. */
+export type LicenseState = Omit<
+  NonNullable<Awaited<ReturnType<typeof store.findForVerification>>>,
+  'device_bound'
+>;
+
+/** A license found for a key, and whether the device asked about is bound to it. */
+export interface Found {
+  state: LicenseState;
+  deviceBound: boolean;
+  /** Where and since when the database was read, for `bound`; null when answered from memory. */
+  read: { digest: string; since: number } | null;
+}
+
+interface Entry {
+  state: LicenseState;
+  devices: Set<string>;
+  until: number;
+}
+
+/** Who was invalidated at one epoch: a license, a seller's licenses, or (neither) everything. */
+interface Invalidation {
+  epoch: number;
+  licenseId?: string;
+  sellerId?: string;
+}
+
+export type VerificationCache = ReturnType<typeof createVerificationCache>;
+
+export function createVerificationCache({
+  db,
+  log,
+  notifications,
+}: {
+  db: Db;
+  log: Log;
+  notifications: Pick<Notifications, 'listen' | 'onGap' | 'onLost'>;
+}) {
+  const entries = new Map<string, Entry>(); // digest → entry, least recently used first
+  const digestOfLicense = new Map<string, string>();
+  const invalidations: Invalidation[] = [];
+  let epoch = 0;
+  let listening = false;
+  let started = false;
+  // Every node hears every probe; each listens for its own and ignores the others.
+  const probe = `probe:${randomUUID()}`;
+
+  function drop(digest: string): void {
+    const entry = entries.get(digest);
+    if (!entry) return;
+    entries.delete(digest);
+    digestOfLicense.delete(entry.state.id);
+  }
+
+  function invalidate(which: Omit<Invalidation, 'epoch'>): void {
+    epoch++;
+    invalidations.push({ epoch, ...which });
+    if (invalidations.length > INVALIDATION_LOG) invalidations.shift();
+  }
+
+  /** Whether anything touching this license was invalidated after `since`. */
+  function invalidatedSince(since: number, state: LicenseState): boolean {
+    if (since === epoch) return false;
+    const oldest = invalidations[0];
+    if (!oldest || oldest.epoch > since + 1) return true;
+    for (let i = invalidations.length - 1; i >= 0; i--) {
+      const entry = invalidations[i] as Invalidation;
+      if (entry.epoch <= since) break;
+      if (entry.licenseId === undefined && entry.sellerId === undefined) return true;
+      if (entry.licenseId === state.id || entry.sellerId === state.user_id) return true;
+    }
+    return false;
+  }
+
+  function forgetLicense(licenseId: string): void {
+    invalidate({ licenseId });
+    const digest = digestOfLicense.get(licenseId);
+    if (digest) drop(digest);
+  }
+
+  function forgetSeller(sellerId: string): void {
+    invalidate({ sellerId });
+    for (const [digest, entry] of entries) if (entry.state.user_id === sellerId) drop(digest);
+  }
+
+  function flush(): void {
+    invalidate({});
+    entries.clear();
+    digestOfLicense.clear();
+  }
+
+  /** The entry for a digest if still within its TTL; counts as a use for the LRU order. */
+  function fresh(digest: string): Entry | undefined {
+    const entry = entries.get(digest);
+    if (!entry) return undefined;
+    if (entry.until <= performance.now()) {
+      drop(digest);
+      return undefined;
+    }
+    entries.delete(digest);
+    entries.set(digest, entry);
+    return entry;
+  }
+
+  /**
+   * Stores what a read begun at `since` found, with `device` when it is bound. A fresh entry of
+   * the same license keeps its devices and its deadline (an entry never outlives its TTL).
+   */
+  function remember(digest: string, since: number, state: LicenseState, device: string | null): void {
+    if (!listening || invalidatedSince(since, state)) return;
+    const known = entries.get(digest);
+    const kept = known && known.state.id === state.id && known.until > performance.now() ? known : null;
+    const devices = new Set(kept?.devices);
+    if (device !== null && devices.size < MAX_DEVICES_PER_ENTRY) devices.add(device);
+    drop(digest);
+    entries.set(digest, { state, devices, until: kept?.until ?? performance.now() + TTL_MS });
+    digestOfLicense.set(state.id, digest);
+    if (entries.size > MAX_ENTRIES) {
+      const oldest = entries.keys().next().value;
+      if (oldest !== undefined) drop(oldest);
+    }
+  }
+
+  /** Listens once; stores nothing until this node hears its own probe on the channel. */
+  function start(): void {
+    if (started) return;
+    started = true;
+    // Deaf, the cache could miss a change made by another node: it holds nothing until it hears
+    // again, so every verify reads the database meanwhile (and, in an outage, answers 503).
+    notifications.onLost(() => {
+      listening = false;
+      log.info({ entries: entries.size }, 'license.verify.cache_flushed');
+      flush();
+    });
+    notifications.onGap(() => {
+      flush();
+      listening = true;
+    });
+    const subscribed = Promise.all([
+      notifications.listen(LICENSE_CHANGED, (payload) => {
+        if (payload === probe) listening = true;
+        else if (!payload.startsWith('probe:')) forgetLicense(payload);
+      }),
+      notifications.listen(SELLER_CHANGED, forgetSeller),
+    ]);
+    const sendProbe = async (retryMs: number): Promise<void> => {
+      if (listening) return;
+      try {
+        await notify(db, LICENSE_CHANGED, probe);
+      } catch (err) {
+        log.debug({ err: { message: (err as Error).message } }, 'license.verify.cache_probe_failed');
+      }
+      setTimeout(() => void sendProbe(Math.min(retryMs * 2, PROBE_RETRY_MAX_MS)), retryMs).unref();
+    };
+    subscribed.then(
+      () => sendProbe(PROBE_RETRY_MIN_MS),
+      (err) => log.warn({ err: { message: (err as Error).message } }, 'license.verify.cache_listen_failed'),
+    );
+  }
+
+  return {
+    /**
+     * The license for a canonical key, and whether `hwuid` is bound to it: from memory for a
+     * known key with no device or a device seen bound, otherwise in one read, then remembered.
+     */
+    async find(canonicalKey: string, hwuid: string | null): Promise<Found | null> {
+      start();
+      const digest = createHash('sha256').update(canonicalKey).digest('base64url');
+      const cached = fresh(digest);
+      if (cached && (hwuid === null || cached.devices.has(hwuid))) {
+        return { state: cached.state, deviceBound: hwuid !== null, read: null };
+      }
+      const since = epoch;
+      const row = await store.findForVerification(db, canonicalKey, hwuid);
+      if (!row) return null;
+      const { device_bound, ...state } = row;
+      remember(digest, since, state, device_bound ? hwuid : null);
+      return { state, deviceBound: Boolean(device_bound), read: { digest, since } };
+    },
+
+    /** Remembers a device this node just bound, unless the license changed since it was read. */
+    bound(found: Found, hwuid: string): void {
+      if (found.read) remember(found.read.digest, found.read.since, found.state, hwuid);
+    },
+
+    /** Sent inside the transaction that changes what a license verifies as. */
+    announceLicense(executor: Executor, licenseId: string): Promise<unknown> {
+      return notify(executor, LICENSE_CHANGED, licenseId);
+    },
+
+    /** Sent inside the transaction that changes a seller's tier or deletes the account. */
+    announceSeller(executor: Executor, sellerId: string): Promise<unknown> {
+      return notify(executor, SELLER_CHANGED, sellerId);
+    },
+
+    forgetLicense,
+    forgetSeller,
+
+    /** Whether entries are stored yet (this node has heard its own probe); for tests. */
+    get listening(): boolean {
+      return listening;
+    },
+  };
+}
