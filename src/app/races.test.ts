@@ -11,7 +11,12 @@ import {
   startTestServer,
   type TestServer,
 } from '../testing/harness.js';
-import { buyWithSandbox, confirmPurchase, startPurchase } from '../testing/purchases.js';
+import {
+  buyWithSandbox,
+  confirmPurchase,
+  createMonthlyProduct,
+  startPurchase,
+} from '../testing/purchases.js';
 import { type Receiver, startReceiver } from '../testing/receiver.js';
 import { type TestClock, testClock } from '../testing/test-clock.js';
 
@@ -85,21 +90,7 @@ describe('subscription cancel and renewal charge', () => {
     const seller = await sellerWithApp(server);
     // An API key does not expire while the clock moves a month per trial.
     const { key } = await createApiKey(server, seller.token, seller.appId);
-    const product = (
-      await server.api.post(
-        '/products',
-        {
-          appId: seller.appId,
-          name: 'Monthly',
-          price: 9.5,
-          currency: 'EUR',
-          billingType: 'recurring',
-          interval: 'month',
-          partnerPriceIdRecurring: 'price_monthly',
-        },
-        { token: key },
-      )
-    ).expect(201).body;
+    const product = await createMonthlyProduct(server, seller.appId, key);
     const outcomes = { charged: 0, refused: 0 };
     await repeat(async (i) => {
       const { intent } = await buyWithSandbox(server, product.id, `renewal-${i}@example.com`);

@@ -94,3 +94,23 @@ export async function purchaseAsSeen(
     inDefaultList: (await listed('')) !== undefined,
   };
 }
+
+/** A monthly EUR 9.50 product of the seller's app, made through the API with `token`. */
+export async function createMonthlyProduct(
+  server: { api: HttpClient },
+  appId: string,
+  token: string,
+  extra: Record<string, unknown> = {},
+) {
+  const body = {
+    appId,
+    name: 'Monthly',
+    price: 9.5,
+    currency: 'EUR',
+    billingType: 'recurring',
+    interval: 'month',
+    partnerPriceIdRecurring: 'price_monthly',
+    ...extra,
+  };
+  return (await server.api.post('/products', body, { token })).expect(201).body;
+}

@@ -9,7 +9,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
-import { buyWithSandbox, GOOD_CARD } from '../../testing/purchases.js';
+import { buyWithSandbox, createMonthlyProduct, GOOD_CARD } from '../../testing/purchases.js';
 import { type Receiver, startReceiver } from '../../testing/receiver.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 
@@ -41,22 +41,7 @@ interface Subscribed {
 /** A seller's monthly product bought through the checkout API with a sandbox card. */
 async function subscribe(card = GOOD_CARD, extra: Record<string, unknown> = {}): Promise<Subscribed> {
   const seller = await sellerWithApp(server);
-  const product = (
-    await server.api.post(
-      '/products',
-      {
-        appId: seller.appId,
-        name: 'Monthly',
-        price: 9.5,
-        currency: 'EUR',
-        billingType: 'recurring',
-        interval: 'month',
-        partnerPriceIdRecurring: 'price_monthly',
-        ...extra,
-      },
-      { token: seller.token },
-    )
-  ).expect(201).body;
+  const product = await createMonthlyProduct(server, seller.appId, seller.token, extra);
   const email = `buyer-${Math.random().toString(36).slice(2)}@example.com`;
   const { paid } = await buyWithSandbox(server, product.id, email, card);
   const list = (await server.api.get('/subscriptions', { token: seller.token })).expect(200).body;
