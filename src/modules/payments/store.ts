@@ -15,17 +15,6 @@ type OptionalOrderColumns =
   | 'subscription_id'
   | 'renewal_period_end';
 
-export function insertOrder(
-  executor: Executor,
-  order: Omit<OrderRow, OptionalOrderColumns> & Partial<Pick<OrderRow, OptionalOrderColumns>>,
-) {
-  return executor
-    .insertInto('orders')
-    .values({ ...order, updated_at: order.created_at })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
 /**
  * Inserts the order unless one with its id exists (a concurrent double submit); either way returns
  * it. No conflict target: racing submits of one attempt also collide on the partner payment key
