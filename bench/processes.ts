@@ -31,12 +31,13 @@ export async function start(
   env: Record<string, string | undefined>,
   ready: RegExp,
   logFile: string,
+  nodeArgs: string[] = [],
 ): Promise<Running> {
   // A restarted process appends to its log: only what it writes from now on counts.
   const from = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0;
   const out = fs.openSync(logFile, 'a');
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, path.resolve(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, path.resolve(ROOT, script), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', out, out],
@@ -156,11 +157,14 @@ export const SERVICE_ENV = {
   VERIFY_RATE_LIMIT: '1000000',
   VERIFY_KEY_RATE_LIMIT: '1000000',
   MAX_EVENT_LOOP_DELAY: '0',
+  // Metrics are recorded as in production, on a port of each service's own.
+  METRICS_PORT: '0',
 } as const;
 
 export async function startService(
   storage: { env: Record<string, string>; dir: string },
   env: Record<string, string>,
+  nodeArgs: string[] = [],
 ): Promise<Running & { api: string }> {
   const node = await start(
     serviceEntry(),
@@ -168,6 +172,7 @@ export async function startService(
     { ...SERVICE_ENV, ...storage.env, ...env },
     /core API on (\S+)\/v1 /,
     path.join(storage.dir, 'service.log'),
+    nodeArgs,
   );
   return { ...node, api: `${node.ready[1]}/v1` };
 }

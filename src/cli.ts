@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { openModules, startService } from './app/service.js';
 import { type Config, ConfigError, parseConfig } from './platform/config.js';
-import { openDatabase } from './platform/db/database.js';
-import { migrate } from './platform/db/migrate.js';
 import { createLog } from './platform/log.js';
+
+// The app (Fastify, pg, http) is imported only once tracing, when configured, has started, so
+// its instrumentations see those modules load (see platform/tracing.ts).
+const service = () => import('./app/service.js');
 
 const program = new Command()
   .name('licensing')
@@ -19,20 +20,32 @@ program
     const log = createLog(config);
     // A promise nobody awaited that fails is a bug to report, not a reason to stop serving.
     process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'process.unhandled_rejection'));
-    const service = await startService(config, log);
+    const tracing = config.otlpEndpoint
+      ? await (await import('./platform/tracing.js')).startTracing({
+          endpoint: config.otlpEndpoint,
+          serviceName: config.otelServiceName,
+        })
+      : null;
+    const running = await (await service()).startService(config, log);
     const shutdown = (signal: string) => {
       log.info({ signal }, 'server.stopping');
-      service.stop().then(
-        () => process.exit(0),
-        (err) => {
-          log.error({ err }, 'server.stop.failed');
-          process.exit(1);
-        },
-      );
+      running
+        .stop()
+        .then(() => tracing?.shutdown())
+        .then(
+          () => process.exit(0),
+          (err) => {
+            log.error({ err }, 'server.stop.failed');
+            process.exit(1);
+          },
+        );
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
-    console.log(`core API on ${service.coreUrl}/v1  ·  checkout host on ${service.payUrl}`);
+    console.log(
+      `core API on ${running.coreUrl}/v1  ·  checkout host on ${running.payUrl}` +
+        (running.metricsUrl ? `  ·  metrics on ${running.metricsUrl}` : ''),
+    );
   });
 
 program
@@ -41,6 +54,8 @@ program
   .action(async () => {
     const config = loadConfig();
     const log = createLog(config);
+    const { openDatabase } = await import('./platform/db/database.js');
+    const { migrate } = await import('./platform/db/migrate.js');
     const database = await openDatabase(config);
     try {
       const applied = await migrate(database, log);
@@ -63,7 +78,7 @@ admin
       console.error('admin create: give --password (or ADMIN_PASSWORD) of at least 8 characters');
       process.exit(2);
     }
-    const modules = await openModules(config, createLog(config));
+    const modules = await (await service()).openModules(config, createLog(config));
     try {
       const { user, outcome } = await modules.users.ensureAdmin({
         email: options.email,
@@ -84,7 +99,7 @@ keys
   )
   .action(async () => {
     const config = loadConfig();
-    const modules = await openModules(config, createLog(config));
+    const modules = await (await service()).openModules(config, createLog(config));
     try {
       const { kid, activatesAt } = await modules.keyRing.rotate();
       console.log(`new key ${kid} published; it signs from ${activatesAt.toISOString()}`);

@@ -1,5 +1,5 @@
 import { registerCheckoutRoutes } from '../modules/checkout/index.js';
-import { registerHealthRoutes } from '../modules/health/index.js';
+import { registerHealthRoutes, registerProbeRoutes } from '../modules/health/index.js';
 import { registerRenewalRoutes } from '../modules/subscriptions/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
 import { buildHost, type HostDeps } from './hosts.js';
@@ -16,10 +16,13 @@ export function buildCheckoutApp(deps: HostDeps): HttpApp {
     description:
       'Hosted checkout pages for buyers, and the checkout API sellers’ backends call (validate, renewal charges) and partners post to.',
     serverUrl: deps.config.payPublicUrl,
+    serverDescription: '{pay_url}: the checkout host, not under the version segment',
+    originUrl: deps.config.payPublicUrl,
     documentPath: '/openapi.json',
   };
   return buildHost(deps, { prefix: '', bearerTokens: false, reference }, (pay) => {
     registerHealthRoutes(pay, { ping: () => modules.database.ping() });
+    registerProbeRoutes(pay, { ping: () => modules.database.ping() });
     registerCheckoutRoutes(pay, modules.checkout, modules.payments, {
       checkoutRateLimit: deps.config.checkoutRateLimit,
       validateRateLimit: deps.config.checkoutValidateRateLimit,

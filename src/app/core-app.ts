@@ -2,9 +2,13 @@ import { registerDashboardRoutes } from '../dashboard/index.js';
 import { registerAnalyticsRoutes } from '../modules/analytics/index.js';
 import { registerApiKeyRoutes } from '../modules/api-keys/index.js';
 import { registerAppRoutes } from '../modules/apps/index.js';
-import { registerHealthRoutes } from '../modules/health/index.js';
+import { registerHealthRoutes, registerProbeRoutes } from '../modules/health/index.js';
 import { registerKeySetRoutes } from '../modules/license-tokens/index.js';
-import { registerLicenseRoutes, registerVerificationRoutes } from '../modules/licenses/index.js';
+import {
+  registerLicenseRoutes,
+  registerOfflineLicenseRoutes,
+  registerVerificationRoutes,
+} from '../modules/licenses/index.js';
 import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
 import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
@@ -20,8 +24,10 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
   const reference = {
     title: 'Licensing service: core API',
     description:
-      'Sellers, apps, API keys, products, licenses and their verification, webhooks, payments and subscriptions. Paths include /v1; pages for people sit at the root.',
-    serverUrl: config.publicOrigin,
+      'Sellers, apps, API keys, products, licenses and their verification, webhooks, payments and subscriptions. Paths are relative to {base_url}, which ends in /v1; the pages for people and the probes at the root name the origin as their server.',
+    serverUrl: config.apiBaseUrl,
+    serverDescription: '{base_url}: the core API, version 1',
+    originUrl: config.publicOrigin,
     documentPath: '/v1/openapi.json',
   };
   const app = buildHost(deps, { prefix: '/v1', bearerTokens: true, reference }, (api) => {
@@ -37,6 +43,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
       counter: createWindowCounter(deps.redis),
     });
     registerKeySetRoutes(api, modules.keyRing);
+    registerOfflineLicenseRoutes(api, modules.offlineActivation, { verifyRateLimit: config.verifyRateLimit });
     registerWebhookRoutes(api, modules.webhooks);
     registerPaymentRoutes(api, modules.payments, { checkoutRateLimit: config.checkoutRateLimit });
     registerSubscriptionRoutes(api, modules.subscriptions);
@@ -46,6 +53,8 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
   app.register(async (root) => {
     const pages = root as unknown as HttpApp;
     registerDashboardRoutes(pages);
+    // Probes at the root (/healthz, /readyz), as load balancers and Kubernetes expect them.
+    registerProbeRoutes(pages, { ping: () => modules.database.ping() });
   });
   return app;
 }

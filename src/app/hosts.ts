@@ -1,5 +1,7 @@
 import type { Config } from '../platform/config.js';
+import { registerCrossOriginRoutes } from '../platform/http/cors.js';
 import { createHttpApp, type HttpApp } from '../platform/http/create-http-app.js';
+import { registerIdempotency } from '../platform/http/idempotency.js';
 import { registerRateLimits } from '../platform/http/rate-limit.js';
 import { type ReferenceOptions, registerApiReference } from '../platform/http/reference/openapi.js';
 import type { Log } from '../platform/log.js';
@@ -20,7 +22,11 @@ export interface HostDeps {
  */
 export function buildHost(
   deps: HostDeps,
-  options: { prefix: string; bearerTokens: boolean; reference: Omit<ReferenceOptions, 'bearerTokens'> },
+  options: {
+    prefix: string;
+    bearerTokens: boolean;
+    reference: Omit<ReferenceOptions, 'bearerTokens' | 'prefix'>;
+  },
   mount: (app: HttpApp) => void,
 ): HttpApp {
   const app = createHttpApp({
@@ -31,10 +37,19 @@ export function buildHost(
     trustProxyHops: deps.config.trustProxyHops,
     responseContract: deps.config.responseContract,
     accessLog: deps.config.accessLog,
+    metrics: deps.modules.metrics.http,
     overload: { maxInFlight: deps.config.maxInFlight, maxEventLoopDelayMs: deps.config.maxEventLoopDelayMs },
   });
   registerRateLimits(app, deps.redis);
-  registerApiReference(app, { ...options.reference, bearerTokens: options.bearerTokens });
+  registerApiReference(app, {
+    ...options.reference,
+    prefix: options.prefix,
+    bearerTokens: options.bearerTokens,
+  });
+  // Before the routes: its onRoute hook gives routes flagged `cors` their headers and preflight.
+  registerCrossOriginRoutes(app);
+  // Before the routes: its onRoute hook adds the Idempotency-Key header to flagged routes.
+  registerIdempotency(app, deps.modules.idempotency);
   app.register(
     async (scope) => {
       mount(scope as unknown as HttpApp);

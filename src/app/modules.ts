@@ -3,9 +3,15 @@ import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
 import { createCheckoutService } from '../modules/checkout/index.js';
-import { createKeyRing, createTokenDenylist, createTokenSigner } from '../modules/license-tokens/index.js';
+import {
+  createKeyRing,
+  createLicenseFileSigner,
+  createTokenDenylist,
+  createTokenSigner,
+} from '../modules/license-tokens/index.js';
 import {
   createLicenseService,
+  createOfflineActivation,
   createVerification,
   createVerificationCache,
 } from '../modules/licenses/index.js';
@@ -29,7 +35,9 @@ import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import { createNamedLocks } from '../platform/db/named-lock.js';
 import { openNotifications } from '../platform/db/notifications.js';
+import { createIdempotencyKeys } from '../platform/http/idempotency.js';
 import type { Log } from '../platform/log.js';
+import { METRICS_OFF, type Metrics } from '../platform/metrics.js';
 
 export interface ModuleDeps {
   config: Config;
@@ -37,10 +45,19 @@ export interface ModuleDeps {
   log: Log;
   clock: Clock;
   sessionSecret: string;
+  /** Recorders for the Prometheus metrics; off when not given (one-shot commands). */
+  metrics?: Metrics;
 }
 
 /** Builds every domain service once; both hosts mount routes over these same instances. */
-export function createModules({ config, database, log, clock, sessionSecret }: ModuleDeps) {
+export function createModules({
+  config,
+  database,
+  log,
+  clock,
+  sessionSecret,
+  metrics = METRICS_OFF,
+}: ModuleDeps) {
   const { db } = database;
   // Connects on the first listen, so one-shot commands (admin create) open no listener.
   const notifications = openNotifications(database.listenTarget, log);
@@ -70,13 +87,28 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     apps,
     payUrl: config.payPublicUrl,
     webhookTargets: policy,
+    licenseChanges: verificationCache,
   });
   const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
   const keyRing = createKeyRing({ db, clock, log });
   const signer = config.licenseTokens
-    ? createTokenSigner({ keys: keyRing, clock, issuer: config.licenseTokenIssuer })
+    ? createTokenSigner({
+        keys: keyRing,
+        clock,
+        issuer: config.licenseTokenIssuer,
+        onIssued: metrics.tokenIssued,
+      })
     : null;
   const denylist = createTokenDenylist({ db, clock });
+  // License files and revocation lists for offline machines: the same keys, so off with tokens.
+  const offlineActivation = createOfflineActivation({
+    db,
+    clock,
+    log,
+    signer: config.licenseTokens
+      ? createLicenseFileSigner({ db, keys: keyRing, clock, issuer: config.licenseTokenIssuer })
+      : null,
+  });
   const verificationCounts = createVerificationCounter({ db, clock, log });
   const verification = createVerification({
     db,
@@ -87,10 +119,17 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     jwksUri: `${config.apiBaseUrl}/licenses/jwks`,
     counts: verificationCounts,
     cache: verificationCache,
+    outcomes: metrics.verifyOutcome,
   });
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
-  const deliveryWorker = createDeliveryWorker({ db, clock, log, sender });
+  const deliveryWorker = createDeliveryWorker({
+    db,
+    clock,
+    log,
+    sender,
+    observeAttempt: metrics.webhookAttempt,
+  });
   // The card partner: Stripe when configured, the built-in sandbox otherwise.
   const stripe = config.stripeSecretKey
     ? createStripePartner({ secretKey: config.stripeSecretKey, apiUrl: config.stripeApiUrl })
@@ -133,9 +172,16 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     from: config.mailFrom,
     outboxDir: config.mailOutboxDir,
   });
-  const notificationWorker = createNotificationWorker({ db, clock, log, mailer });
+  const notificationWorker = createNotificationWorker({
+    db,
+    clock,
+    log,
+    mailer,
+    observeSend: metrics.mailSend,
+  });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
   const analytics = createAnalyticsService({ db, clock });
+  const idempotency = createIdempotencyKeys({ db, clock, log });
   return {
     database,
     notifications,
@@ -146,6 +192,7 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     licenses,
     keyRing,
     verification,
+    offlineActivation,
     verificationCache,
     verificationCounts,
     denylist,
@@ -160,6 +207,8 @@ export function createModules({ config, database, log, clock, sessionSecret }: M
     notificationWorker,
     authenticate,
     analytics,
+    metrics,
+    idempotency,
   };
 }
 

@@ -85,6 +85,53 @@ describe('device activation', () => {
   });
 });
 
+describe('floating seats', () => {
+  test('twenty devices checking out at once on a three-seat license hold exactly three', async () => {
+    const seller = await sellerWithApp(server);
+    await repeat(
+      async () => {
+        const license = await issueLicense(server, seller, { floating: true, maxSeats: 3 });
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            server.api.post('/licenses/checkout', { key: license.key, hwuid: `device-${i}` }),
+          ),
+        );
+        const violations: string[] = [];
+        for (const res of answers) if (res.status !== 200) violations.push(`checkout answered ${res.status}`);
+        const valid = answers.filter((res) => res.body?.valid === true).length;
+        if (valid !== 3) violations.push(`${valid} seats taken`);
+        const refused = answers.filter((res) => res.body?.code === 'no_seat_available').length;
+        if (refused !== 17) violations.push(`${refused} refused with no_seat_available`);
+        const seats = (
+          await server.api.get(`/apps/${seller.appId}/licenses/${license.id}/seats`, { token: seller.token })
+        ).expect(200).body;
+        if (seats.total !== 3) violations.push(`${seats.total} seats stored`);
+        return violations;
+      },
+      Math.ceil(TRIALS / 2),
+    );
+  });
+
+  test('a lapsed seat is taken by exactly one of many devices at once', async () => {
+    const seller = await sellerWithApp(server);
+    await repeat(
+      async () => {
+        const license = await issueLicense(server, seller, { floating: true, maxSeats: 1, leaseSeconds: 60 });
+        (await server.api.post('/licenses/checkout', { key: license.key, hwuid: 'holder' })).expect(200);
+        clock.advance(61_000);
+        const answers = await Promise.all(
+          ['holder', ...Array.from({ length: 9 }, (_, i) => `device-${i}`)].map((hwuid) =>
+            server.api.post('/licenses/checkout', { key: license.key, hwuid }),
+          ),
+        );
+        const valid = answers.filter((res) => res.body?.valid === true).length;
+        return valid === 1 ? [] : [`${valid} devices hold the one seat`];
+      },
+      Math.ceil(TRIALS / 4),
+    );
+  });
+});
+
 describe('subscription cancel and renewal charge', () => {
   test('a renewal is never recorded after the cancel, and a refused one changes nothing', async (t) => {
     const seller = await sellerWithApp(server);

@@ -45,6 +45,9 @@ type Entry =
 const ROUTES: Record<string, Entry> = {
   'core GET /v1/health': { kind: 'public' },
   'core GET /v1/health/ready': { kind: 'public' },
+  // Kubernetes-style probes at the host's root, the same answers as the two above.
+  'core GET /healthz': { kind: 'public' },
+  'core GET /readyz': { kind: 'public' },
   'core POST /v1/auth/register': { kind: 'public' },
   'core POST /v1/auth/login': { kind: 'public' },
   'core GET /v1/auth/me': { kind: 'own' },
@@ -120,6 +123,10 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `${license(o)}/devices`,
   },
+  'core GET /v1/apps/:appId/licenses/:licenseId/seats': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/seats`,
+  },
   'core DELETE /v1/apps/:appId/licenses/:licenseId/devices/:hwuid': {
     kind: 'resource',
     path: (o) => `${license(o)}/devices/pc-1`,
@@ -127,7 +134,21 @@ const ROUTES: Record<string, Entry> = {
   'core POST /v1/licenses/verify': { kind: 'public' },
   'core POST /v1/licenses/validate-hardware': { kind: 'public' },
   'core POST /v1/licenses/introspect': { kind: 'public' },
+  'core POST /v1/licenses/checkout': { kind: 'public' },
+  'core POST /v1/licenses/checkin': { kind: 'public' },
   'core GET /v1/licenses/jwks': { kind: 'public' },
+  // Cross-origin preflights of the public routes above (src/platform/http/cors.ts).
+  'core OPTIONS /v1/licenses/verify': { kind: 'public' },
+  'core OPTIONS /v1/licenses/validate-hardware': { kind: 'public' },
+  'core OPTIONS /v1/licenses/introspect': { kind: 'public' },
+  'core OPTIONS /v1/licenses/checkout': { kind: 'public' },
+  'core OPTIONS /v1/licenses/checkin': { kind: 'public' },
+  'core OPTIONS /v1/licenses/jwks': { kind: 'public' },
+  // Offline activation names its license by the key inside the request; another seller's (or
+  // another app's key) answers 404 (offline-activation.test.ts). The revocation list is public.
+  'core POST /v1/licenses/offline-activations': { kind: 'own', body: { request: 'x' } },
+  'core GET /v1/licenses/revocations': { kind: 'public' },
+  'core OPTIONS /v1/licenses/revocations': { kind: 'public' },
   // Which token a jti names is checked by the service (404 for another seller's); see tokens.test.ts.
   'core POST /v1/licenses/revoke-token': { kind: 'own', body: { jti: 'x' } },
   'core POST /v1/webhooks': {
@@ -184,6 +205,7 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `/v1/subscriptions/${o.subscriptionId}/cancel`,
   },
+  'core GET /v1/overview': { kind: 'own' },
   'core GET /v1/analytics/stats': { kind: 'admin' },
   'core GET /v1/analytics/revenue': { kind: 'admin' },
   'core GET /v1/analytics/licenses': { kind: 'admin' },
@@ -199,6 +221,8 @@ const ROUTES: Record<string, Entry> = {
   'pay GET /docs': { kind: 'public' },
   'pay GET /health': { kind: 'public' },
   'pay GET /health/ready': { kind: 'public' },
+  'pay GET /healthz': { kind: 'public' },
+  'pay GET /readyz': { kind: 'public' },
   // Buyers' pages and the checkout API: public by design, or authenticated by the product's
   // callback secret in the body (the charge route; checkout.test.ts and subscriptions.test.ts).
   'pay GET /checkout/assets/checkout.css': { kind: 'public' },

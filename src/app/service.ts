@@ -10,6 +10,13 @@ import { migrate } from '../platform/db/migrate.js';
 import { requestsDrained } from '../platform/http/create-http-app.js';
 import { createJobs } from '../platform/jobs.js';
 import type { Log } from '../platform/log.js';
+import {
+  createMetrics,
+  METRICS_OFF,
+  type Metrics,
+  type MetricsListener,
+  serveMetrics,
+} from '../platform/metrics.js';
 import { openRedis } from '../platform/redis.js';
 import { buildCheckoutApp } from './checkout-app.js';
 import { buildCoreApp } from './core-app.js';
@@ -22,6 +29,8 @@ const STARTUP_DATABASE_WAIT_MS = 60_000;
 export interface RunningService {
   coreUrl: string;
   payUrl: string;
+  /** The Prometheus scrape URL (its own listener), or null when METRICS=off. */
+  metricsUrl: string | null;
   modules: ReturnType<typeof createModules>;
   core: ReturnType<typeof buildCoreApp>;
   pay: ReturnType<typeof buildCheckoutApp>;
@@ -30,14 +39,28 @@ export interface RunningService {
 }
 
 /** Storage opened and migrated, with every domain service over it (the CLI uses it too). */
-export async function openModules(config: Config, log: Log, clock: Clock = systemClock) {
-  const database = await openDatabase(config, (err) =>
-    log.warn({ err: { message: err.message } }, 'db.connection.lost'),
+export async function openModules(
+  config: Config,
+  log: Log,
+  clock: Clock = systemClock,
+  metrics: Metrics = METRICS_OFF,
+) {
+  const database = await openDatabase(
+    config,
+    (err) => log.warn({ err: { message: err.message } }, 'db.connection.lost'),
+    metrics.registry ? metrics.queryTime : undefined,
   );
   try {
     await waitForDatabase(database, log);
     await migrate(database, log);
-    return createModules({ config, database, log, clock, sessionSecret: resolveSessionSecret(config) });
+    return createModules({
+      config,
+      database,
+      log,
+      clock,
+      sessionSecret: resolveSessionSecret(config),
+      metrics,
+    });
   } catch (error) {
     await database.close().catch(() => {});
     throw error;
@@ -67,8 +90,24 @@ export async function startService(
   log: Log,
   clock: Clock = systemClock,
 ): Promise<RunningService> {
-  const modules = await openModules(config, log, clock);
+  const metrics = createMetrics({ enabled: config.metrics });
+  const modules = await openModules(config, log, clock, metrics);
   const { database } = modules;
+  metrics.watch({
+    pools: () => database.poolStats(),
+    queues: async () => {
+      const [webhooks, mailPending] = await Promise.all([
+        modules.deliveryWorker.backlog(),
+        modules.notificationWorker.backlog(),
+      ]);
+      return {
+        webhookDeliveriesPending: webhooks.pending,
+        mailPending,
+        endpointsFailing: webhooks.endpointsFailing,
+        endpointsDisabled: webhooks.endpointsDisabled,
+      };
+    },
+  });
   try {
     if (config.adminEmail && config.adminPassword) {
       await modules.users.ensureAdmin({
@@ -78,7 +117,7 @@ export async function startService(
       });
     }
     if (config.licenseTokens) await modules.keyRing.ensureKey();
-    const jobs = createJobs(log);
+    const jobs = createJobs(log, metrics.jobRun);
     // Every node holds its own verification counts, so each writes them, whatever JOBS says.
     jobs.every('license.verify.count_flush', config.verificationFlushMs, () =>
       modules.verificationCounts.flush(),
@@ -87,6 +126,7 @@ export async function startService(
     if (config.jobs) {
       jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
       jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () => modules.denylist.purge());
+      jobs.every('idempotency.keys.purge', 60 * 60 * 1000, () => modules.idempotency.purgeExpired());
       const deliverNow = jobs.every('webhook.delivery', config.webhookPollMs, () =>
         modules.deliveryWorker.runOnce(),
       );
@@ -103,9 +143,17 @@ export async function startService(
     const hostDeps = { modules, config, log, redis };
     const core = buildCoreApp(hostDeps);
     const pay = buildCheckoutApp(hostDeps);
+    let metricsListener: MetricsListener | null = null;
     try {
       await core.listen({ port: config.port, host: config.host });
       await pay.listen({ port: config.payPort, host: config.host });
+      if (metrics.registry) {
+        metricsListener = await serveMetrics(
+          metrics.registry,
+          { host: config.metricsHost, port: config.metricsPort },
+          (err) => log.warn({ err: { message: err.message } }, 'metrics.scrape.failed'),
+        );
+      }
     } catch (error) {
       await Promise.allSettled([core.close(), pay.close(), jobs.stop()]);
       redis?.disconnect();
@@ -113,11 +161,13 @@ export async function startService(
     }
     const coreUrl = localUrl(core.server.address() as AddressInfo);
     const payUrl = localUrl(pay.server.address() as AddressInfo);
-    log.info({ coreUrl, payUrl, storage: database.kind }, 'server.started');
+    const metricsUrl = metricsListener?.url ?? null;
+    log.info({ coreUrl, payUrl, metricsUrl, storage: database.kind }, 'server.started');
     let stopping: Promise<void> | null = null;
     return {
       coreUrl,
       payUrl,
+      metricsUrl,
       modules,
       core,
       pay,
@@ -137,6 +187,7 @@ export async function startService(
             await closed;
           }
           await jobs.stop();
+          await metricsListener?.close();
           // Requests have drained: this writes the last verifications counted before closing.
           await modules.verificationCounts.flush();
           await modules.notifications.close();

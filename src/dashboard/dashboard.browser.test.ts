@@ -98,7 +98,7 @@ async function signIn(page: Page, email: string) {
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill(TEST_PASSWORD);
   await page.getByLabel('Password').press('Enter');
-  await heading(page, 'Apps').waitFor();
+  await heading(page, 'Overview').waitFor();
 }
 
 describe('the seller dashboard in a browser', () => {
@@ -116,11 +116,14 @@ describe('the seller dashboard in a browser', () => {
     await page.getByLabel('Password').fill(TEST_PASSWORD);
     await screenshot(page, 'dashboard-sign-up');
     await page.getByLabel('Password').press('Enter');
-    await heading(page, 'Apps').waitFor();
-    assert.equal(await menu(page, 'Apps').getAttribute('aria-current'), 'page');
+    await heading(page, 'Overview').waitFor();
+    assert.equal(await menu(page, 'Overview').getAttribute('aria-current'), 'page');
     assert.equal(await menu(page, 'Analytics').count(), 0, 'no admin area for a seller');
 
-    // An app.
+    // An app, from the empty list's own button.
+    await menu(page, 'Apps').click();
+    await heading(page, 'Apps').waitFor();
+    await page.getByRole('button', { name: 'Create your first app' }).click();
     await page.getByLabel('App name').fill('Photo Tool');
     await page.getByLabel('App name').press('Enter');
     await heading(page, 'App: Photo Tool').waitFor();
@@ -258,6 +261,7 @@ describe('the seller dashboard in a browser', () => {
     // A webhook: its secret shown once, a test event, its log, a redelivery.
     await menu(page, 'Webhooks').click();
     await heading(page, 'Webhooks').waitFor();
+    await page.getByRole('button', { name: 'New webhook' }).click();
     const endpoint = `${receiver.url}/dashboard-${uniqueSuffix()}`;
     const add = form(page, 'Add a webhook');
     await add.getByLabel('Endpoint URL').fill(endpoint);
@@ -393,7 +397,7 @@ describe('the seller dashboard in a browser', () => {
 
     await menu(page, 'Disputes').click();
     await heading(page, 'Disputes').waitFor();
-    await page.getByText('No disputes.', { exact: false }).waitFor();
+    await page.getByText('No disputes', { exact: true }).waitFor();
     await screenshot(page, 'dashboard-disputes');
 
     assertClean(seen);
@@ -563,9 +567,9 @@ describe('the seller dashboard in a browser', () => {
     await page.getByLabel('Password').focus();
     await page.keyboard.type(TEST_PASSWORD);
     await page.keyboard.press('Enter');
-    await heading(page, 'Apps').waitFor();
+    await heading(page, 'Overview').waitFor();
     // After moving to a screen, focus is on its heading, and the skip link leads past the menu.
-    assert.ok(await focused(heading(page, 'Apps')));
+    assert.ok(await focused(heading(page, 'Overview')));
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');

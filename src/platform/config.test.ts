@@ -55,6 +55,11 @@ describe('configuration', () => {
     ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '50' }],
     ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '3600001' }],
     ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '10s' }],
+    ['METRICS', { METRICS: 'yes' }],
+    ['METRICS_PORT', { METRICS_PORT: 'prometheus' }],
+    ['METRICS_PORT', { METRICS_PORT: '3000' }],
+    ['METRICS_PORT', { PORT: '9464' }],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
   ];
   for (const [variable, env] of refusals) {
     test(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
@@ -81,5 +86,26 @@ describe('configuration', () => {
 
   test('blank values count as unset', () => {
     assert.equal(parseConfig({ DATABASE_URL: '  ', PORT: '' }).databaseUrl, null);
+  });
+
+  test('metrics are recorded and served on loopback port 9464 unless told otherwise', () => {
+    const config = parseConfig({});
+    assert.equal(config.metrics, true);
+    assert.equal(config.metricsHost, '127.0.0.1');
+    assert.equal(config.metricsPort, 9464);
+    // Test servers run side by side: each takes a free port.
+    assert.equal(parseConfig({ NODE_ENV: 'test' }).metricsPort, 0);
+    assert.equal(parseConfig({ METRICS: 'off' }).metrics, false);
+    const moved = parseConfig({ METRICS_HOST: '0.0.0.0', METRICS_PORT: '9100' });
+    assert.equal(moved.metricsHost, '0.0.0.0');
+    assert.equal(moved.metricsPort, 9100);
+  });
+
+  test('tracing is off unless an OTLP endpoint is given', () => {
+    assert.equal(parseConfig({}).otlpEndpoint, null);
+    assert.equal(
+      parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otlpEndpoint,
+      'http://collector:4318',
+    );
   });
 });

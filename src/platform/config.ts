@@ -89,6 +89,18 @@ export interface Config {
    * at debug), errors (answers of 400 and above only) or off.
    */
   readonly accessLog: 'on' | 'errors' | 'off';
+  /** Whether Prometheus metrics are recorded at all (METRICS=off: no recording, no listener). */
+  readonly metrics: boolean;
+  /**
+   * The scrape listener (GET /metrics), apart from the public ports: 127.0.0.1:9464 unless told
+   * otherwise; 0 picks a free port (the default under NODE_ENV=test, so test servers never collide).
+   */
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  /** OTLP/HTTP collector traces go to; null leaves tracing off (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  readonly otlpEndpoint: string | null;
+  /** service.name on every span (OTEL_SERVICE_NAME). */
+  readonly otelServiceName: string;
 }
 
 export class ConfigError extends Error {
@@ -106,6 +118,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const IN_MEMORY_DATA_DIR = 'memory:';
+/** OpenTelemetry's Prometheus exporter port, the one scrape configs commonly expect. */
+export const DEFAULT_METRICS_PORT = 9464;
 
 export function parseConfig(env: Env): Config {
   const read = (name: string): string | undefined => {
@@ -218,6 +232,16 @@ export function parseConfig(env: Env): Config {
         }
       : null;
 
+  const metricsPort = portNumber(
+    'METRICS_PORT',
+    read('METRICS_PORT') ?? (nodeEnv === 'test' ? '0' : String(DEFAULT_METRICS_PORT)),
+  );
+  if (metricsPort !== 0 && (metricsPort === port || metricsPort === payPort)) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT and PAY_PORT');
+  }
+  const otlpEndpoint = read('OTEL_EXPORTER_OTLP_ENDPOINT') ?? null;
+  if (otlpEndpoint !== null) httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', otlpEndpoint);
+
   return Object.freeze({
     env: nodeEnv,
     host: read('HOST') ?? '0.0.0.0',
@@ -286,6 +310,12 @@ export function parseConfig(env: Env): Config {
       ['off', 'log', 'enforce'] as const,
     ),
     accessLog: oneOf('ACCESS_LOG', read('ACCESS_LOG') ?? 'on', ['on', 'errors', 'off'] as const),
+    metrics: oneOf('METRICS', read('METRICS') ?? 'on', ['on', 'off'] as const) === 'on',
+    // Loopback unless told otherwise: the scrape endpoint is for the operator's Prometheus only.
+    metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
+    metricsPort,
+    otlpEndpoint,
+    otelServiceName: read('OTEL_SERVICE_NAME') ?? 'licensing-service',
   });
 }
 

@@ -16,7 +16,14 @@ export interface Jobs {
   stop(): Promise<void>;
 }
 
-export function createJobs(log: Log): Jobs {
+/** Told each finished run of a job: its outcome and how long it took (the job metrics). */
+export type JobRunObserver = (
+  job: string,
+  outcome: 'succeeded' | 'failed' | 'paused',
+  seconds: number,
+) => void;
+
+export function createJobs(log: Log, observeRun: JobRunObserver = () => {}): Jobs {
   const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<unknown>>();
   let stopped = false;
@@ -30,13 +37,18 @@ export function createJobs(log: Log): Jobs {
         if (busy || stopped) return;
         busy = true;
         again = false;
+        const started = performance.now();
+        const seconds = () => (performance.now() - started) / 1000;
         const current = run()
           .then(() => {
+            observeRun(name, 'succeeded', seconds());
             if (paused) log.info({ job: name }, 'job.resumed');
             paused = false;
           })
           .catch((err) => {
-            if (!isDatabaseUnavailable(err)) return log.error({ err, job: name }, 'job.failed');
+            const unavailable = isDatabaseUnavailable(err);
+            observeRun(name, unavailable ? 'paused' : 'failed', seconds());
+            if (!unavailable) return log.error({ err, job: name }, 'job.failed');
             if (!paused) log.warn({ job: name, err: { message: err.message } }, 'job.paused');
             paused = true;
           })

@@ -8,7 +8,7 @@ import type { JsonSchema } from './schema-arbitrary.js';
 export interface Operation {
   host: 'core' | 'pay';
   method: string;
-  /** The document's path, `/v1/apps/{appId}`. */
+  /** The path from the host's origin, `/v1/apps/{appId}` (the document's `/apps/{appId}` under its server). */
   path: string;
   /** The same as the router spells it, `/v1/apps/:appId` (what registeredRoutes lists). */
   routeUrl: string;
@@ -28,6 +28,7 @@ export interface Parameter {
 
 interface DocumentOperation {
   'x-auth'?: Operation['auth'];
+  servers?: { url: string }[];
   parameters?: (Parameter & { in: string })[];
   requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> };
   responses?: Record<string, { content?: Record<string, unknown> }>;
@@ -41,10 +42,15 @@ export async function fetchOperations(server: TestServer): Promise<Operation[]> 
   const operations: Operation[] = [];
   for (const [host, url] of documents) {
     const document = (await (await fetch(url)).json()) as {
+      servers: { url: string }[];
       paths: Record<string, Record<string, DocumentOperation>>;
     };
-    for (const [path, item] of Object.entries(document.paths)) {
+    for (const [relative, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) {
+        // Paths are relative to the server (`{base_url}`, ending in /v1); a route at the host's
+        // root names the origin as its own server.
+        const server = operation.servers?.[0] ?? document.servers[0];
+        const path = `${new URL(server?.url ?? url).pathname.replace(/\/$/, '')}${relative}`;
         const parameters = operation.parameters ?? [];
         const [mediaType, content] = Object.entries(operation.requestBody?.content ?? {})[0] ?? [];
         operations.push({

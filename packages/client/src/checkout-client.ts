@@ -1,7 +1,7 @@
-import { requestJson } from './http.js';
+import { type RetryOptions, requestJson } from './http.js';
 import type { PurchaseValidation, RenewalCharge } from './types.js';
 
-export interface CheckoutClientOptions {
+export interface CheckoutClientOptions extends RetryOptions {
   /** The checkout host's address ({pay_url}), e.g. https://pay.example.com. */
   payUrl: string;
   fetch?: typeof fetch;
@@ -16,9 +16,12 @@ export class CheckoutClient {
   private readonly base: string;
   private readonly fetchImpl: typeof fetch;
 
-  constructor(options: CheckoutClientOptions) {
+  constructor(private readonly options: CheckoutClientOptions) {
+    if (typeof options?.payUrl !== 'string' || !/^https?:\/\//.test(options.payUrl)) {
+      throw new TypeError('payUrl: must be the checkout host address, e.g. https://pay.example.com');
+    }
     this.base = options.payUrl.replace(/\/+$/, '');
-    this.fetchImpl = options.fetch ?? fetch;
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
   /** Where to send the buyer; pass a sealMirrorPayload result for strict mode. */
@@ -48,7 +51,13 @@ export class CheckoutClient {
     });
   }
 
+  // Both calls are safe to repeat: validate only reads, and the service charges a period once
+  // (a repeat answers duplicate: true), so lost answers are retried like reads.
   private post<T>(path: string, body: unknown): Promise<T> {
-    return requestJson<T>(this.fetchImpl, 'POST', new URL(this.base + path), body);
+    return requestJson<T>(
+      this.fetchImpl,
+      { method: 'POST', url: new URL(this.base + path), body, retry: 'repeatable' },
+      this.options,
+    );
   }
 }

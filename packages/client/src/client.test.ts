@@ -6,6 +6,7 @@ import { startTestServer, type TestServer, uniqueSuffix } from '../../../src/tes
 import { startReceiver } from '../../../src/testing/receiver.js';
 import { type TestClock, testClock } from '../../../src/testing/test-clock.js';
 import {
+  fetchKeySet,
   LicenseTokenError,
   LicenseTokenVerifier,
   LicensingApiError,
@@ -114,6 +115,38 @@ describe('verification from client software', () => {
     });
   });
 
+  test('takes, renews and gives back a floating seat, with the entitlements in force', async () => {
+    const product = await seller.products.create({
+      appId,
+      name: 'Team',
+      price: 99,
+      currency: 'USD',
+      features: ['export'],
+    });
+    const license = await seller.licenses.issue(appId, {
+      productId: product.id,
+      floating: true,
+      maxSeats: 1,
+    });
+    const client = new LicensingClient({ baseUrl: origin() });
+    const taken = await client.checkout({ key: license.key, hwuid: 'desk', appId });
+    assert.deepEqual([taken.valid, taken.features], [true, ['export']]);
+    assert.equal(typeof taken.lease_expires_at, 'string');
+    assert.equal(
+      (await client.checkout({ key: license.key, hwuid: 'laptop', appId })).code,
+      'no_seat_available',
+    );
+    assert.deepEqual(
+      (await seller.licenses.seats(appId, license.id)).seats.map((seat) => seat.hwuid),
+      ['desk'],
+    );
+    assert.deepEqual(await client.checkin({ key: license.key, hwuid: 'desk', appId }), { released: true });
+    assert.deepEqual(await client.checkin({ key: license.key, hwuid: 'desk', appId }), {
+      released: false,
+      code: 'seat_not_held',
+    });
+  });
+
   test('refuses a token for another app, one that is not a license token, and an expired one', async () => {
     const license = await seller.licenses.issue(appId);
     const client = new LicensingClient({ baseUrl: origin() });
@@ -186,7 +219,79 @@ describe('verification from client software', () => {
   });
 });
 
+describe('offline checks from a stored key set', () => {
+  test('checks a token with no network, and learns a rotated key only when it may go online', async () => {
+    const license = await seller.licenses.issue(appId);
+    const client = new LicensingClient({ baseUrl: origin() });
+    const keySet = await fetchKeySet(client.jwksUri);
+    const stored = JSON.parse(JSON.stringify(keySet)); // as read back from disk
+    const oldToken = (await client.verify({ key: license.key, appId })).license_token as string;
+    const offline = new LicenseTokenVerifier({ appId, keySet: stored, now: () => clock.now() });
+    assert.equal((await offline.verify(oldToken)).sub, license.id);
+
+    const { kid } = await server.service.modules.keyRing.rotate();
+    clock.advance(121_000);
+    const newToken = (await client.verify({ key: license.key, appId })).license_token as string;
+    assert.equal(decodeProtectedHeader(newToken).kid, kid);
+    await assert.rejects(
+      offline.verify(newToken),
+      (e: unknown) => e instanceof LicenseTokenError && e.code === 'invalid_signature',
+      'a verifier without jwksUri never goes online',
+    );
+
+    const unreachable = new LicenseTokenVerifier({
+      appId,
+      keySet: stored,
+      jwksUri: 'http://127.0.0.1:9/v1/licenses/jwks',
+      now: () => clock.now(),
+    });
+    assert.equal((await unreachable.verify(oldToken)).sub, license.id, 'known keys need no network');
+    await assert.rejects(
+      unreachable.verify(newToken),
+      (e: unknown) => e instanceof LicenseTokenError && e.code === 'key_set_unavailable',
+    );
+
+    const saved: unknown[] = [];
+    const online = new LicenseTokenVerifier({
+      appId,
+      keySet: stored,
+      jwksUri: client.jwksUri,
+      onKeySet: (fresh) => void saved.push(fresh),
+      now: () => clock.now(),
+    });
+    assert.equal((await online.verify(newToken)).sub, license.id);
+    assert.equal(saved.length, 1, 'the fetched set is handed over to be stored');
+    assert.ok(online.currentKeySet?.keys.some((key) => key.kid === kid));
+  });
+
+  test('refuses to start without a key set or an address, or without an app id', () => {
+    assert.throws(() => new LicenseTokenVerifier({ appId }), /jwksUri or keySet/);
+    assert.throws(
+      () => new LicenseTokenVerifier({ appId: '', jwksUri: 'https://api.example.com/v1/licenses/jwks' }),
+      /appId: must be your app id/,
+    );
+  });
+});
+
 describe('receiving webhooks', () => {
+  test('verifyWebhook called the wrong way says how to call it', () => {
+    const misuse = (args: unknown[], message: RegExp) =>
+      assert.throws(() => (verifyWebhook as (...a: unknown[]) => unknown)(...args), message);
+    const call = /verifyWebhook\(\{ secret, body, signature, timestamp \}\) takes one object/;
+    misuse(['{"id":"1"}', 'sha256=ab', 'whsec_1'], call);
+    misuse(['{"id":"1"}', 'sha256=ab', 'whsec_1'], /the first argument is a string, not that object/);
+    misuse([Buffer.from('{}'), {}], /the first argument is a Buffer/);
+    misuse([{ body: '{}', signature: 'a', timestamp: '1' }], /secret must be the endpoint's webhook secret/);
+    misuse(
+      [{ secret: 'whsec_1', body: { id: '1' }, signature: 'a', timestamp: '1' }],
+      /body must be the raw request body as a string or Buffer \(got an object\)/,
+    );
+    misuse(
+      [{ secret: 'whsec_1', body: '{}', signature: ['a'], timestamp: '1' }],
+      /signature must be the X-Webhook-Signature header as a string/,
+    );
+  });
+
   test('verifyWebhook accepts a real delivery and refuses a tampered or replayed one', async () => {
     const receiver = await startReceiver();
     try {

@@ -1,4 +1,4 @@
-import { requestJson } from './http.js';
+import { type RetryClass, type RetryOptions, requestJson } from './http.js';
 import type {
   ApiKey,
   App,
@@ -8,17 +8,34 @@ import type {
   Page,
   Product,
   ProductInput,
+  Seat,
+  SeatCheckin,
   Session,
   User,
   VerificationResult,
 } from './types.js';
 
-export interface LicensingClientOptions {
+export interface LicensingClientOptions extends RetryOptions {
   /** The service address without the version segment, e.g. https://api.example.com (a trailing /v1 is accepted). */
   baseUrl: string;
   /** A seller session token or an app API key; not needed for verify and introspect. */
   token?: string;
   fetch?: typeof fetch;
+}
+
+/** Options of a creating call (issue, create, register). */
+export interface CreateOptions {
+  /**
+   * Your own Idempotency-Key (1 to 255 characters), e.g. your order id: the same key with the same
+   * body within 24 hours creates nothing new and answers the first result. By default the SDK makes
+   * one per call and sends it on each retry of that call.
+   */
+  idempotencyKey?: string;
+}
+
+/** Options of request(); `idempotencyKey` makes a POST safe to retry. */
+export interface RequestOptions extends CreateOptions {
+  query?: Query;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -30,8 +47,12 @@ export class LicensingClient {
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly options: LicensingClientOptions) {
+    if (typeof options?.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
+      throw new TypeError('baseUrl: must be the service address, e.g. https://api.example.com');
+    }
     this.base = `${options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1`;
-    this.fetchImpl = options.fetch ?? fetch;
+    // Bound so a global fetch called as a method does not lose its receiver (browsers require it).
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
   /** The same client acting with another credential. */
@@ -39,24 +60,64 @@ export class LicensingClient {
     return new LicensingClient({ ...this.options, token });
   }
 
-  async request<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
+  /**
+   * Any route under /v1. GET and PUT are retried like reads; a POST is retried only when you pass
+   * an `idempotencyKey` (the service then does it once); others only on 429 and 503.
+   */
+  request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
+    const upper = method.toUpperCase();
+    const retry: RetryClass =
+      upper === 'GET' || upper === 'HEAD' || upper === 'PUT'
+        ? 'repeatable'
+        : upper === 'POST' && options.idempotencyKey !== undefined
+          ? 'keyed'
+          : 'once';
+    return this.send<T>(upper, path, retry, body, options);
+  }
+
+  private async send<T>(
+    method: string,
+    path: string,
+    retry: RetryClass,
+    body?: unknown,
+    options: RequestOptions = {},
+  ): Promise<T> {
     const url = new URL(this.base + path);
-    for (const [name, value] of Object.entries(query ?? {})) {
+    for (const [name, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
     const headers: Record<string, string> = {};
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-    return requestJson<T>(this.fetchImpl, method, url, body, headers);
+    return requestJson<T>(
+      this.fetchImpl,
+      { method, url, body, headers, retry, idempotencyKey: checkedKey(options.idempotencyKey) },
+      this.options,
+    );
   }
+
+  private get = <T>(path: string, query?: Query) =>
+    this.send<T>('GET', path, 'repeatable', undefined, { query });
+  private create = <T>(path: string, body: unknown, options: CreateOptions = {}) =>
+    this.send<T>('POST', path, 'keyed', body, options);
+  private repeatable = <T>(method: string, path: string, body?: unknown) =>
+    this.send<T>(method, path, 'repeatable', body);
+  private once = <T>(method: string, path: string, body?: unknown) =>
+    this.send<T>(method, path, 'once', body);
 
   // Client software: public routes. The app id is required here: without it, a key issued for
   // any other app on the service would verify too.
   verify = (input: { key: string; hwuid?: string; appId: string }) =>
-    this.request<VerificationResult>('POST', '/licenses/verify', input);
+    this.repeatable<VerificationResult>('POST', '/licenses/verify', input);
   validateHardware = (input: { key: string; hwuid: string; appId: string }) =>
-    this.request<VerificationResult>('POST', '/licenses/validate-hardware', input);
+    this.repeatable<VerificationResult>('POST', '/licenses/validate-hardware', input);
+  /** Takes a seat on a floating license, or renews the one this device holds (the heartbeat). */
+  checkout = (input: { key: string; hwuid: string; appId: string }) =>
+    this.repeatable<VerificationResult>('POST', '/licenses/checkout', input);
+  /** Gives the seat back; a retried checkin answers released false (seat_not_held). */
+  checkin = (input: { key: string; hwuid: string; appId: string }) =>
+    this.repeatable<SeatCheckin>('POST', '/licenses/checkin', input);
   introspect = (licenseToken: string) =>
-    this.request<Introspection>('POST', '/licenses/introspect', { license_token: licenseToken });
+    this.repeatable<Introspection>('POST', '/licenses/introspect', { license_token: licenseToken });
   /** The key set address for offline checks. */
   get jwksUri(): string {
     return `${this.base}/licenses/jwks`;
@@ -64,38 +125,36 @@ export class LicensingClient {
 
   // Sellers' backends.
   revokeToken = (jti: string) =>
-    this.request<{ jti: string; revoked: true; expiresAt: string }>('POST', '/licenses/revoke-token', {
+    this.repeatable<{ jti: string; revoked: true; expiresAt: string }>('POST', '/licenses/revoke-token', {
       jti,
     });
 
   readonly auth = {
-    register: (input: { email: string; password: string; name?: string }) =>
-      this.request<Session>('POST', '/auth/register', input),
+    register: (input: { email: string; password: string; name?: string }, options?: CreateOptions) =>
+      this.create<Session>('/auth/register', input, options),
     login: (input: { email: string; password: string }) =>
-      this.request<Session>('POST', '/auth/login', input),
+      this.repeatable<Session>('POST', '/auth/login', input),
     me: () =>
-      this.request<{ user: User; credential: { kind: string; appId?: string; apiKeyId?: string } }>(
-        'GET',
-        '/auth/me',
-      ),
+      this.get<{ user: User; credential: { kind: string; appId?: string; apiKeyId?: string } }>('/auth/me'),
   };
 
   readonly apps = {
-    list: (query: PageQuery = {}) => this.request<Page<'apps', App>>('GET', '/apps', undefined, query),
-    create: (input: { name: string; description?: string }) => this.request<App>('POST', '/apps', input),
-    get: (appId: string) => this.request<App>('GET', `/apps/${appId}`),
+    list: (query: PageQuery = {}) => this.get<Page<'apps', App>>('/apps', query),
+    create: (input: { name: string; description?: string }, options?: CreateOptions) =>
+      this.create<App>('/apps', input, options),
+    get: (appId: string) => this.get<App>(`/apps/${seg(appId)}`),
     update: (appId: string, input: { name?: string; description?: string }) =>
-      this.request<App>('PATCH', `/apps/${appId}`, input),
-    delete: (appId: string) => this.request<void>('DELETE', `/apps/${appId}`),
+      this.repeatable<App>('PATCH', `/apps/${seg(appId)}`, input),
+    delete: (appId: string) => this.once<void>('DELETE', `/apps/${seg(appId)}`),
   };
 
   readonly apiKeys = {
     list: (appId: string, query: PageQuery = {}) =>
-      this.request<Page<'apiKeys', ApiKey>>('GET', `/apps/${appId}/api-keys`, undefined, query),
-    create: (appId: string, input: { name: string }) =>
-      this.request<ApiKey & { key: string }>('POST', `/apps/${appId}/api-keys`, input),
+      this.get<Page<'apiKeys', ApiKey>>(`/apps/${seg(appId)}/api-keys`, query),
+    create: (appId: string, input: { name: string }, options?: CreateOptions) =>
+      this.create<ApiKey & { key: string }>(`/apps/${seg(appId)}/api-keys`, input, options),
     revoke: (appId: string, keyId: string) =>
-      this.request<void>('DELETE', `/apps/${appId}/api-keys/${keyId}`),
+      this.once<void>('DELETE', `/apps/${seg(appId)}/api-keys/${seg(keyId)}`),
   };
 
   readonly products = {
@@ -108,16 +167,19 @@ export class LicensingClient {
         appId?: string;
         q?: string;
       } = {},
-    ) => this.request<Page<'products', Product>>('GET', '/products', undefined, query),
-    create: (input: ProductInput & { name: string; price: number; currency: string }) =>
-      this.request<Product>('POST', '/products', input),
-    get: (id: string) => this.request<Product>('GET', `/products/${id}`),
+    ) => this.get<Page<'products', Product>>('/products', query),
+    create: (
+      input: ProductInput & { name: string; price: number; currency: string },
+      options?: CreateOptions,
+    ) => this.create<Product>('/products', input, options),
+    get: (id: string) => this.get<Product>(`/products/${seg(id)}`),
     replace: (id: string, input: ProductInput & { name: string; price: number; currency: string }) =>
-      this.request<Product>('PUT', `/products/${id}`, input),
-    update: (id: string, input: ProductInput) => this.request<Product>('PATCH', `/products/${id}`, input),
+      this.repeatable<Product>('PUT', `/products/${seg(id)}`, input),
+    update: (id: string, input: ProductInput) =>
+      this.repeatable<Product>('PATCH', `/products/${seg(id)}`, input),
     rotateCallbackSecret: (id: string) =>
-      this.request<Product>('POST', `/products/${id}/rotate-callback-secret`),
-    delete: (id: string) => this.request<void>('DELETE', `/products/${id}`),
+      this.once<Product>('POST', `/products/${seg(id)}/rotate-callback-secret`),
+    delete: (id: string) => this.once<void>('DELETE', `/products/${seg(id)}`),
   };
 
   readonly licenses = {
@@ -130,28 +192,41 @@ export class LicensingClient {
         /** The exact license key (any case, with or without dashes). */
         key?: string;
       } = {},
-    ) => this.request<Page<'licenses', License>>('GET', `/apps/${appId}/licenses`, undefined, query),
-    issue: (appId: string, input: LicenseInput = {}) =>
-      this.request<License>('POST', `/apps/${appId}/licenses`, input),
+    ) => this.get<Page<'licenses', License>>(`/apps/${seg(appId)}/licenses`, query),
+    issue: (appId: string, input: LicenseInput = {}, options?: CreateOptions) =>
+      this.create<License>(`/apps/${seg(appId)}/licenses`, input, options),
     get: (appId: string, licenseId: string) =>
-      this.request<License>('GET', `/apps/${appId}/licenses/${licenseId}`),
+      this.get<License>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}`),
     update: (appId: string, licenseId: string, input: LicenseInput) =>
-      this.request<License>('PATCH', `/apps/${appId}/licenses/${licenseId}`, input),
+      this.repeatable<License>('PATCH', `/apps/${seg(appId)}/licenses/${seg(licenseId)}`, input),
+    // Status moves answer 409 when repeated after they took effect, so they are not retried blindly.
     suspend: (appId: string, licenseId: string) =>
-      this.request<License>('POST', `/apps/${appId}/licenses/${licenseId}/suspend`),
+      this.once<License>('POST', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/suspend`),
     revoke: (appId: string, licenseId: string) =>
-      this.request<License>('POST', `/apps/${appId}/licenses/${licenseId}/revoke`),
+      this.once<License>('POST', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/revoke`),
     reinstate: (appId: string, licenseId: string) =>
-      this.request<License>('POST', `/apps/${appId}/licenses/${licenseId}/reinstate`),
+      this.once<License>('POST', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/reinstate`),
     devices: (appId: string, licenseId: string) =>
-      this.request<{ devices: { hwuid: string; activatedAt: string }[]; total: number }>(
-        'GET',
-        `/apps/${appId}/licenses/${licenseId}/devices`,
+      this.get<{ devices: { hwuid: string; activatedAt: string }[]; total: number }>(
+        `/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices`,
+      ),
+    seats: (appId: string, licenseId: string) =>
+      this.get<{ seats: Seat[]; total: number; maxSeats: number | null }>(
+        `/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats`,
       ),
     releaseDevice: (appId: string, licenseId: string, hwuid: string) =>
-      this.request<void>(
-        'DELETE',
-        `/apps/${appId}/licenses/${licenseId}/devices/${encodeURIComponent(hwuid)}`,
-      ),
+      this.once<void>('DELETE', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices/${seg(hwuid)}`),
   };
+}
+
+/** One path segment: an id with a slash or a dot-dot cannot reach another route. */
+function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+function checkedKey(key: string | undefined): string | undefined {
+  if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
+    throw new TypeError('idempotencyKey: must be a string of 1 to 255 characters');
+  }
+  return key;
 }

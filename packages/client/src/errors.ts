@@ -1,4 +1,8 @@
-/** An error answer from the service: its HTTP status and the error body's code and request id. */
+/**
+ * An error answer from the service: its HTTP status and the error body's code and request id.
+ * A call that got no answer at all (network failure, timeout) has status 0 and code
+ * `network_error`, with the underlying error as `cause`.
+ */
 export class LicensingApiError extends Error {
   constructor(
     readonly status: number,
@@ -6,8 +10,9 @@ export class LicensingApiError extends Error {
     message: string,
     readonly requestId: string | undefined,
     readonly details: { field: string; message: string }[] = [],
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'LicensingApiError';
   }
 }
@@ -20,7 +25,8 @@ export class LicenseTokenError extends Error {
       | 'invalid_signature'
       | 'token_expired'
       | 'wrong_audience'
-      | 'wrong_token_use',
+      | 'wrong_token_use'
+      | 'key_set_unavailable',
     message: string,
   ) {
     super(message);

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MerchantWebhookEvent } from './types.js';
 import { WebhookVerificationError } from './webhooks.js';
@@ -17,10 +18,20 @@ export interface MerchantWebhookOptions {
  * otherwise: answer 401 then, 2xx within 5 s when it passes, and process each event id once.
  */
 export function verifyMerchantWebhook<T = Record<string, unknown>>(
-  rawBody: string | Buffer,
+  rawBody: string | Uint8Array,
   signatureHeader: string | readonly string[] | undefined,
   options: MerchantWebhookOptions,
 ): MerchantWebhookEvent<T> {
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) {
+    throw new TypeError(
+      'verifyMerchantWebhook(rawBody, signatureHeader, { callbackSecret }): rawBody must be the raw request body as a string or Buffer',
+    );
+  }
+  if (typeof options?.callbackSecret !== 'string' || options.callbackSecret.length === 0) {
+    throw new TypeError(
+      "verifyMerchantWebhook(rawBody, signatureHeader, { callbackSecret }): callbackSecret must be the product's callbackSecret",
+    );
+  }
   const header = typeof signatureHeader === 'string' ? signatureHeader : (signatureHeader ?? []).join(',');
   const parts = header.split(',').map((part) => part.trim().split('='));
   const t = parts.find(([name]) => name === 't')?.[1] ?? '';
@@ -29,7 +40,7 @@ export function verifyMerchantWebhook<T = Record<string, unknown>>(
     throw new WebhookVerificationError('malformed', 'Missing or malformed x-svc-pay-signature header');
   }
   // The raw bytes as received: decoding and re-encoding could change what was signed.
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody);
   const expected = createHmac('sha256', options.callbackSecret).update(`${t}.`).update(body).digest();
   if (!given.some(([, value]) => timingSafeEqual(expected, Buffer.from(value ?? '', 'hex')))) {
     throw new WebhookVerificationError('bad_signature', 'The signature does not match the body');

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /** The limits the checkout applies when it opens a payload (docs/checkout.md, strict mirror mode). */
@@ -26,6 +27,9 @@ export interface MirrorPayloadInput {
  * checkout would refuse, so a bad payload fails here rather than on the buyer's screen.
  */
 export function sealMirrorPayload(input: MirrorPayloadInput): string {
+  if (typeof input !== 'object' || input === null) {
+    throw new TypeError('sealMirrorPayload({ callbackSecret, productId, token, email }) takes one object');
+  }
   const email = typeof input.email === 'string' ? input.email.trim() : '';
   const issuedAt = input.issuedAt ?? new Date();
   if (typeof input.callbackSecret !== 'string' || input.callbackSecret.length === 0) {

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The parameters the checkout signs, in the order the canonical string lists them (by name). */
@@ -92,6 +93,16 @@ export function readMirrorRedirect(input: RedirectInput, options: MirrorRedirect
 }
 
 function checkedParams(input: RedirectInput, options: MirrorRedirectOptions): URLSearchParams {
+  if (typeof options?.callbackSecret !== 'string' || options.callbackSecret.length === 0) {
+    throw new TypeError(
+      "callbackSecret: must be the product's callbackSecret ({ callbackSecret } as second argument)",
+    );
+  }
+  if (typeof input !== 'string' && !(input instanceof URL) && !(input instanceof URLSearchParams)) {
+    throw new TypeError(
+      'The redirect must be a URL, URLSearchParams, a URL string, req.url or a query string',
+    );
+  }
   const params = toParams(input);
   // A repeated signed name could be read differently by your framework than by this check.
   for (const name of [...SIGNED_PARAMS, 'sig']) {

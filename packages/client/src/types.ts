@@ -11,7 +11,11 @@ export interface VerificationResult {
     | 'license_revoked'
     | 'hwuid_required'
     | 'device_limit_reached'
-    | 'device_not_bound';
+    | 'device_not_bound'
+    | 'not_floating'
+    | 'seat_required'
+    | 'no_seat_available'
+    | 'seat_not_held';
   status: string;
   expiresAt: string | null;
   email: string | null;
@@ -20,6 +24,39 @@ export interface VerificationResult {
   license_token?: string;
   license_token_expires_at?: string;
   license_jwks_uri?: string;
+  /** Entitlements in force (the license's own, else its product's); on valid answers. */
+  features?: string[];
+  /** Floating licenses: when this device's seat lapses without a heartbeat (checkout again before). */
+  lease_expires_at?: string;
+}
+
+/** POST /licenses/checkin: whether the device gave a live seat back, and why not. */
+export interface SeatCheckin {
+  released: boolean;
+  code?: 'license_not_found' | 'not_floating' | 'seat_not_held';
+}
+
+/** A seat held now on a floating license (GET …/licenses/:licenseId/seats). */
+export interface Seat {
+  hwuid: string;
+  acquiredAt: string;
+  leaseExpiresAt: string;
+}
+
+/** A public key set as GET /licenses/jwks answers it; store it as JSON for offline checks. */
+export interface JsonWebKeySet {
+  keys: JsonWebKeyEntry[];
+}
+
+/** One public key of the set (RSA for license tokens); other members are kept as they are. */
+export interface JsonWebKeyEntry {
+  kty: string;
+  kid?: string;
+  alg?: string;
+  use?: string;
+  n?: string;
+  e?: string;
+  [member: string]: unknown;
 }
 
 export interface LicenseTokenClaims {
@@ -125,6 +162,8 @@ export interface Product {
   callbackSecret: string;
   /** Where the checkout host POSTs this product's merchant webhooks; null when off. */
   merchantWebhookUrl: string | null;
+  /** Entitlements every license of the product grants unless it overrides them. */
+  features: string[];
   /** The hosted checkout page that sells this product on the checkout host. */
   checkoutUrl: string;
   createdAt: string;
@@ -147,6 +186,11 @@ export interface License {
   metadata: { plan?: string; features?: string[]; [key: string]: unknown };
   maxDevices: number | null;
   deviceCount: number;
+  /** Entitlements overriding the product's; null inherits them. */
+  features: string[] | null;
+  floating: boolean;
+  maxSeats: number | null;
+  leaseSeconds: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -157,6 +201,11 @@ export interface LicenseInput {
   expiresAt?: string | null;
   metadata?: License['metadata'];
   maxDevices?: number | null;
+  features?: string[] | null;
+  /** On issue only: a floating license, with maxSeats (and leaseSeconds, 600 by default). */
+  floating?: boolean;
+  maxSeats?: number;
+  leaseSeconds?: number;
 }
 
 /** POST /api/checkout/mirror/validate: a paid purchase matches the license and e-mail. */

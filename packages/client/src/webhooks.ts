@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export class WebhookVerificationError extends Error {
@@ -18,6 +19,54 @@ export interface WebhookEnvelope<T = Record<string, unknown>> {
   signature: string;
 }
 
+export interface VerifyWebhookInput {
+  /** The endpoint's secret (`secret` from POST /webhooks). */
+  secret: string;
+  /** The request body exactly as received (not re-serialised JSON): a string, Buffer or Uint8Array. */
+  body: string | Uint8Array;
+  /** The X-Webhook-Signature header. */
+  signature: string | undefined;
+  /** The X-Webhook-Timestamp header (Unix seconds). */
+  timestamp: string | undefined;
+  /** How far the timestamp may be from now; default 300 seconds. */
+  toleranceSeconds?: number;
+  now?: Date;
+}
+
+const USAGE = 'verifyWebhook({ secret, body, signature, timestamp }) takes one object';
+
+/** Wrong arguments are a bug in the caller's endpoint, not a bad delivery: say so plainly. */
+function checkInput(input: VerifyWebhookInput): void {
+  if (typeof input !== 'object' || input === null || input instanceof Uint8Array) {
+    throw new TypeError(`${USAGE}; the first argument is ${describe(input)}, not that object`);
+  }
+  if (typeof input.secret !== 'string' || input.secret.length === 0) {
+    throw new TypeError(
+      `${USAGE}: secret must be the endpoint's webhook secret (got ${describe(input.secret)})`,
+    );
+  }
+  if (typeof input.body !== 'string' && !(input.body instanceof Uint8Array)) {
+    throw new TypeError(
+      `${USAGE}: body must be the raw request body as a string or Buffer (got ${describe(input.body)})`,
+    );
+  }
+  for (const name of ['signature', 'timestamp'] as const) {
+    const value: unknown = input[name];
+    if (value !== undefined && typeof value !== 'string') {
+      throw new TypeError(
+        `${USAGE}: ${name} must be the X-Webhook-${name === 'signature' ? 'Signature' : 'Timestamp'} header as a string (got ${describe(value)})`,
+      );
+    }
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Uint8Array) return 'a Buffer';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 /**
  * Checks a delivery the way the service documents it and returns the parsed envelope:
  * HMAC-SHA256 of the raw body with your endpoint secret, compared in constant time (the
@@ -25,18 +74,9 @@ export interface WebhookEnvelope<T = Record<string, unknown>> {
  * (replays of old deliveries are refused). Answer 401 when it throws, 2xx within 5 s when it
  * does not, and process each envelope id once.
  */
-export function verifyWebhook(input: {
-  secret: string;
-  /** The request body exactly as received (not re-serialised JSON). */
-  body: string | Buffer;
-  /** X-Webhook-Signature */
-  signature: string | undefined;
-  /** X-Webhook-Timestamp */
-  timestamp: string | undefined;
-  toleranceSeconds?: number;
-  now?: Date;
-}): WebhookEnvelope {
-  const body = typeof input.body === 'string' ? input.body : input.body.toString('utf8');
+export function verifyWebhook(input: VerifyWebhookInput): WebhookEnvelope {
+  checkInput(input);
+  const body = typeof input.body === 'string' ? input.body : Buffer.from(input.body).toString('utf8');
   if (!input.signature || !input.timestamp || !/^\d+$/.test(input.timestamp)) {
     throw new WebhookVerificationError('malformed', 'Missing or malformed signature headers');
   }

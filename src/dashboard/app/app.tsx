@@ -1,5 +1,5 @@
 import { type ComponentChildren, Fragment } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, api, configureApi } from './api';
 import { StatusProvider, useAnnounce } from './components/status';
 import { AccountsPage } from './pages/accounts';
@@ -10,6 +10,7 @@ import { DisputeDetailPage, DisputesPage } from './pages/disputes';
 import { LicenseDetailPage } from './pages/license-detail';
 import { LicensesPage } from './pages/licenses';
 import { OrderDetailPage, OrdersPage } from './pages/orders';
+import { OverviewPage } from './pages/overview';
 import { ProductEditPage } from './pages/product-edit';
 import { ProductsPage } from './pages/products';
 import { SignInPage } from './pages/sign-in';
@@ -24,8 +25,12 @@ import type { User } from './types';
 
 type Screen = (params: Record<string, string>) => ComponentChildren;
 
+/** The first screen after sign-in. */
+const HOME = '/overview';
+
 /** Screens of a signed-in user, first match wins. */
 const SCREENS: [string, Screen][] = [
+  ['/overview', () => <OverviewPage />],
   ['/apps', () => <AppsPage />],
   ['/apps/:appId', (p) => <AppDetailPage appId={p.appId ?? ''} />],
   ['/licenses', () => <LicensesPage />],
@@ -49,6 +54,7 @@ const SCREENS: [string, Screen][] = [
 ];
 
 const NAV: { path: string; label: string; admin?: boolean }[] = [
+  { path: '/overview', label: 'Overview' },
   { path: '/apps', label: 'Apps' },
   { path: '/products', label: 'Products' },
   { path: '/licenses', label: 'Licenses' },
@@ -111,13 +117,13 @@ function Dashboard() {
     storeToken(session.token);
     setToken(session.token);
     setUser(session.user);
-    navigate('/apps');
+    navigate(HOME);
   }, []);
 
   const publicScreen = path === '/sign-in' || path === '/sign-up';
   useEffect(() => {
     if (!token && !publicScreen) navigate('/sign-in');
-    if (user && (publicScreen || path === '/')) navigate('/apps');
+    if (user && (publicScreen || path === '/')) navigate(HOME);
   }, [token, user, publicScreen, path]);
 
   if (!token || !user) {
@@ -154,7 +160,7 @@ function Dashboard() {
   return (
     <SessionContext.Provider value={{ user, signOut: () => signOut('You are signed out.') }}>
       <Shell
-        nav={<Navigation path={path} user={user} />}
+        nav={<Navigation key={path} path={path} user={user} />}
         account={
           <div class="account">
             <span>
@@ -205,26 +211,55 @@ function Shell({
   );
 }
 
+/**
+ * The menu. On a wide screen it is a sidebar; on a narrow one it folds into a "Menu" button at
+ * the top that opens it (aria-expanded). It is keyed by the path, so moving to a screen folds it
+ * again; Escape folds it and gives focus back to the button.
+ */
 function Navigation({ path, user }: { path: string; user: User }) {
+  const [open, setOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setOpen(false);
+      toggle.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [open]);
   const current = (item: string) =>
     path === item ||
     path.startsWith(`${item}/`) ||
     (item === '/licenses' && /^\/apps\/[^/]+\/licenses/.test(path));
   return (
-    <nav class="side" aria-label="Dashboard">
-      <ul>
-        {NAV.filter((item) => !item.admin || user.role === 'ADMIN').map((item) => {
-          const active = current(item.path) && !(item.path === '/apps' && /\/licenses/.test(path));
-          return (
-            <li key={item.path}>
-              <a href={href(item.path)} aria-current={active ? 'page' : undefined}>
-                {item.label}
-              </a>
-            </li>
-          );
-        })}
-      </ul>
-    </nav>
+    <div class={open ? 'menu open' : 'menu'}>
+      <button
+        ref={toggle}
+        type="button"
+        class="menu-button"
+        aria-expanded={open}
+        aria-controls="dashboard-menu"
+        onClick={() => setOpen(!open)}
+      >
+        Menu
+      </button>
+      <nav id="dashboard-menu" class="side" aria-label="Dashboard">
+        <ul>
+          {NAV.filter((item) => !item.admin || user.role === 'ADMIN').map((item) => {
+            const active = current(item.path) && !(item.path === '/apps' && /\/licenses/.test(path));
+            return (
+              <li key={item.path}>
+                <a href={href(item.path)} aria-current={active ? 'page' : undefined}>
+                  {item.label}
+                </a>
+              </li>
+            );
+          })}
+        </ul>
+      </nav>
+    </div>
   );
 }
 
@@ -233,7 +268,7 @@ function NotFound() {
     <div>
       <h1>Page not found</h1>
       <p>
-        There is nothing here. <a href={href('/apps')}>Go to your apps</a>.
+        There is nothing here. <a href={href(HOME)}>Go to the overview</a>.
       </p>
     </div>
   );

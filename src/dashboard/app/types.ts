@@ -193,3 +193,69 @@ export interface UserSeries
   extends Series<{ start: string; registrations: number; total: number; byTier: ByTier }> {
   totals: { total: number; byTier: ByTier; byRole: ByRole };
 }
+
+/** GET /v1/overview: the seller's own figures (docs/analytics.md). */
+export interface CurrencyRevenue {
+  currency: string;
+  amount: number;
+  orders: number;
+  points: { start: string; amount: number; orders: number }[];
+}
+
+export interface Overview {
+  appId: string | null;
+  revenue: {
+    last30Days: { from: string; to: string; series: CurrencyRevenue[] };
+    last12Months: { from: string; to: string; series: CurrencyRevenue[] };
+  };
+  licenses: { total: number; byStatus: Record<LicenseStatus, number> };
+  activity: {
+    from: string;
+    to: string;
+    totals: { valid: number; invalid: number; activations: number };
+    points: { start: string; valid: number; invalid: number; activations: number }[];
+  };
+  webhooks: {
+    failing: number;
+    disabled: number;
+    endpoints: {
+      id: string;
+      kind: 'core' | 'merchant';
+      url: string;
+      appId: string | null;
+      productId: string | null;
+      status: 'failing' | 'disabled';
+      disabledReason: string | null;
+      consecutiveFailures: number;
+      failingSince: string | null;
+      lastFailureAt: string | null;
+    }[];
+  };
+  disputes: {
+    open: number;
+    latest: {
+      id: string;
+      orderId: string;
+      status: string;
+      amount: number;
+      currency: string;
+      reason: string;
+      evidenceDueBy: string | null;
+      createdAt: string;
+    }[];
+  };
+  orders: {
+    latest: {
+      id: string;
+      transactionId: string;
+      productId: string;
+      productName: string;
+      email: string;
+      amount: number;
+      currency: string;
+      status: string;
+      createdAt: string;
+    }[];
+  };
+  generatedAt: string;
+}

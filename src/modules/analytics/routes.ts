@@ -1,9 +1,13 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { principalOf } from '../../platform/http/principal.js';
+import { APP_SCOPED } from '../../platform/http/responses.js';
 import {
   LicenseSeries,
   NoQuery,
+  OverviewQuery,
   RevenueQuery,
   RevenueSeries,
+  SellerOverview,
   SeriesQuery,
   Stats,
   UserSeries,
@@ -13,8 +17,25 @@ import type { AnalyticsService } from './service.js';
 const SERIES =
   'UTC buckets of `interval` (day, week from Monday, month) from the bucket holding `from` (default: 30 days, 12 weeks or 12 months before `to`) to the one holding `to` (default: now), at most 366; every bucket is present, zero when empty.';
 
-/** Core host: platform-wide figures, for the ADMIN role only (user token or an admin's API key). */
+/**
+ * Core host: platform-wide figures, for the ADMIN role only (user token or an admin's API key),
+ * and the seller overview, any seller's own figures.
+ */
 export function registerAnalyticsRoutes(app: HttpApp, analytics: AnalyticsService): void {
+  app.get('/overview', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: "The seller's overview",
+      description:
+        "The caller's own figures: revenue and paid orders per currency over the last 30 days (daily) and 12 months (monthly), licenses by status, verifications and device activations per day over 30 days, webhook endpoints failing or disabled, open disputes and the latest orders. A user token sees the whole account, or the app named by `appId`; an API key sees its own app only.",
+      tags: ['analytics'],
+      querystring: OverviewQuery,
+      response: { 200: SellerOverview },
+      errors: { ...APP_SCOPED, not_found: '`appId` names no app of the caller' },
+    },
+    handler: (request) => analytics.overview(principalOf(request), request.query),
+  });
+
   app.get('/analytics/stats', {
     config: { auth: 'admin' },
     schema: {

@@ -1,7 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 import type { LicenseStatus, OrderStatus, SubscriptionStatus } from '../../platform/db/schema.js';
 import { ROLES, TIERS } from '../../platform/http/principal.js';
-import { DateTime, Timestamp } from '../../platform/http/schemas.js';
+import { DateTime, NullableTimestamp, Timestamp, Uuid } from '../../platform/http/schemas.js';
 
 export const INTERVALS = ['day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -145,4 +145,88 @@ export const UserSeries = Type.Object(
     ),
   }),
   { description: 'Totals now, and one point per bucket' },
+);
+
+/** The seller overview: the caller's whole account, or one of its apps (an API key: its own app). */
+export const OverviewQuery = Type.Object({ appId: Type.Optional(Uuid) }, { additionalProperties: false });
+
+const CurrencyPoints = Type.Array(
+  Type.Object({
+    currency: Type.String(),
+    amount: Amount,
+    orders: Count,
+    points: Type.Array(Type.Object({ start: Timestamp, amount: Amount, orders: Count })),
+  }),
+  { description: 'One series per currency that had revenue in the range, sorted by currency' },
+);
+
+const Window = <T extends Record<string, TSchema>>(fields: T) =>
+  Type.Object({ from: Timestamp, to: Timestamp, ...fields });
+
+export const SellerOverview = Type.Object(
+  {
+    appId: Type.Union([Uuid, Type.Null()], { description: 'The app the figures are limited to, or null' }),
+    revenue: Type.Object({
+      last30Days: Window({ series: CurrencyPoints }),
+      last12Months: Window({ series: CurrencyPoints }),
+    }),
+    licenses: Type.Object({ total: Count, byStatus: countsOf(LICENSE_STATUSES) }),
+    activity: Window({
+      totals: Type.Object({ valid: Count, invalid: Count, activations: Count }),
+      points: Type.Array(Type.Object({ start: Timestamp, valid: Count, invalid: Count, activations: Count })),
+    }),
+    webhooks: Type.Object({
+      failing: Count,
+      disabled: Count,
+      endpoints: Type.Array(
+        Type.Object({
+          id: Uuid,
+          kind: Type.Enum(['core', 'merchant']),
+          url: Type.String(),
+          appId: Type.Union([Uuid, Type.Null()]),
+          productId: Type.Union([Uuid, Type.Null()]),
+          status: Type.Enum(['failing', 'disabled']),
+          disabledReason: Type.Union([Type.String(), Type.Null()]),
+          consecutiveFailures: Count,
+          failingSince: NullableTimestamp,
+          lastFailureAt: NullableTimestamp,
+        }),
+        { description: 'Disabled endpoints first, then the longest failing; at most 20' },
+      ),
+    }),
+    disputes: Type.Object({
+      open: Count,
+      latest: Type.Array(
+        Type.Object({
+          id: Uuid,
+          orderId: Uuid,
+          status: Type.String(),
+          amount: Amount,
+          currency: Type.String(),
+          reason: Type.String(),
+          evidenceDueBy: NullableTimestamp,
+          createdAt: Timestamp,
+        }),
+        { description: 'The open disputes, newest first; at most 5' },
+      ),
+    }),
+    orders: Type.Object({
+      latest: Type.Array(
+        Type.Object({
+          id: Uuid,
+          transactionId: Type.String(),
+          productId: Uuid,
+          productName: Type.String(),
+          email: Type.String(),
+          amount: Amount,
+          currency: Type.String(),
+          status: Type.Enum(ORDER_STATUSES),
+          createdAt: Timestamp,
+        }),
+        { description: 'Orders of any status, newest first; at most 5' },
+      ),
+    }),
+    generatedAt: Timestamp,
+  },
+  { description: "The seller's figures now; every status key is present" },
 );

@@ -1,4 +1,5 @@
 import { invalidField } from '../../platform/errors.js';
+import { requestInstant } from '../../platform/http/schemas.js';
 import type { Interval, SeriesInput } from './schemas.js';
 
 /** At most this many points per series: a year of days. */
@@ -20,8 +21,8 @@ export interface SeriesRange {
 /** The range a series query asks for, with its defaults; refused when empty or too long. */
 export function seriesRange(input: SeriesInput, now: Date): SeriesRange {
   const interval = input.interval ?? 'day';
-  const to = input.to ? instant(input.to, 'to') : now;
-  const from = input.from ? instant(input.from, 'from') : defaultFrom(to, interval);
+  const to = input.to ? requestInstant(input.to, 'to') : now;
+  const from = input.from ? requestInstant(input.from, 'from') : defaultFrom(to, interval);
   if (from.getTime() >= to.getTime()) throw invalidField('from', 'must be earlier than to');
   const buckets = bucketsBetween(bucketStart(from, interval), bucketStart(to, interval), interval) + 1;
   if (buckets > MAX_BUCKETS) {
@@ -56,10 +57,3 @@ function bucketsBetween(first: Date, last: Date, interval: Interval): number {
 }
 
 /** A real instant the database stores the same way on both drivers (not 23:59:60, 1970–9999). */
-function instant(value: string, field: string): Date {
-  const date = new Date(value);
-  const year = date.getUTCFullYear();
-  if (Number.isNaN(date.getTime()) || year < 1970 || year > 9999)
-    throw invalidField(field, 'must be a real date-time between 1970 and 9999');
-  return date;
-}

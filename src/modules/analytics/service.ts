@@ -3,34 +3,20 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import type { LicenseStatus } from '../../platform/db/schema.js';
 import { ROLES, TIERS } from '../../platform/http/principal.js';
 import { iso } from '../../platform/http/schemas.js';
-import { currencyExponent, fromDecimalString } from '../../platform/money.js';
+import { currencySeries, money, OPEN_DISPUTE_STATUSES } from './figures.js';
 import { LICENSE_STATUSES, ORDER_STATUSES, type SeriesInput, SUBSCRIPTION_STATUSES } from './schemas.js';
+import { createSellerOverview } from './seller-overview.js';
 import { type SeriesRange, seriesRange } from './series-range.js';
 import * as store from './store.js';
 
-/**
- * Dispute statuses (the card partner's) that still wait for the seller's evidence or for the
- * partner's review. won, lost and warning_closed are over.
- */
-export const OPEN_DISPUTE_STATUSES = [
-  'needs_response',
-  'under_review',
-  'warning_needs_response',
-  'warning_under_review',
-] as const;
-
 export type AnalyticsService = ReturnType<typeof createAnalyticsService>;
-
-interface CurrencySeries {
-  currency: string;
-  amount: number;
-  orders: number;
-  points: { start: string; amount: number; orders: number }[];
-}
 
 /** Platform-wide figures for admins; every number is an aggregate computed by the database. */
 export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) {
   return {
+    /** The caller's own figures (GET /v1/overview): any seller, scoped to their rows. */
+    overview: createSellerOverview({ db, clock }),
+
     async stats() {
       const now = clock.now();
       return store.inSnapshot(db, async (trx) => {
@@ -73,22 +59,7 @@ export function createAnalyticsService({ db, clock }: { db: Db; clock: Clock }) 
       const range = seriesRange(query, now);
       const currency = query.currency?.toUpperCase() ?? null;
       const rows = await store.inSnapshot(db, (trx) => store.revenueSeries(trx, range, now, currency));
-      const series = new Map<string, CurrencySeries>();
-      for (const row of rows) {
-        const entry = series.get(row.currency) ?? {
-          currency: row.currency,
-          amount: money(row.total_amount, row.currency),
-          orders: row.total_orders,
-          points: [],
-        };
-        series.set(row.currency, entry);
-        entry.points.push({
-          start: iso(row.start),
-          amount: money(row.amount, row.currency),
-          orders: row.orders,
-        });
-      }
-      return { ...echo(range), series: [...series.values()] };
+      return { ...echo(range), series: currencySeries(rows) };
     },
 
     async licenses(query: SeriesInput) {
@@ -173,11 +144,6 @@ function countsBy<K extends string>(keys: readonly K[], rows: { status: K; count
 
 function sum(counts: Record<string, number>): number {
   return Object.values(counts).reduce((total, count) => total + count, 0);
-}
-
-/** An exact decimal sum as a JSON number, rounded to the currency's minor unit. */
-function money(amount: string, currency: string): number {
-  return fromDecimalString(Number(amount).toFixed(currencyExponent(currency) ?? 4));
 }
 
 /** The UTC day (YYYY-MM-DD) `days` days from the instant's. */

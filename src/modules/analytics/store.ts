@@ -122,7 +122,7 @@ export function revenueByCurrency(executor: Executor) {
  * generate_series between them, on UTC wall-clock time so that days and months do not shift
  * with the session's time zone.
  */
-function buckets(range: SeriesRange): RawBuilder<unknown> {
+export function buckets(range: SeriesRange): RawBuilder<unknown> {
   const unit = range.interval;
   const step = `1 ${unit}`;
   return sql`
@@ -139,7 +139,7 @@ function buckets(range: SeriesRange): RawBuilder<unknown> {
  * index range: no expression is computed per row and nothing is sorted, so the cost is one
  * index-only pass over the range's rows.
  */
-function inBucket(column: string, now: Date): RawBuilder<unknown> {
+export function inBucket(column: string, now: Date): RawBuilder<unknown> {
   const ref = sql.ref(column);
   return sql`${ref} >= b.start and ${ref} < b.next and ${ref} <= ${now}`;
 }
@@ -159,15 +159,22 @@ export interface RevenuePoint {
   total_orders: number;
 }
 
+/** One seller's records, or one app's of theirs; the platform's when absent. */
+export interface Owner {
+  userId: string;
+  appId: string | null;
+}
+
 /**
  * Paid orders per currency and bucket of payment time; one row per bucket for every currency
- * that had revenue in the range.
+ * that had revenue in the range. With an owner, only theirs (orders_user_paid_idx, 0015).
  */
 export async function revenueSeries(
   executor: Executor,
   range: SeriesRange,
   now: Date,
   currency: string | null,
+  owner: Owner | null = null,
 ): Promise<RevenuePoint[]> {
   const { rows } = await sql<RevenuePoint>`
     with
@@ -180,6 +187,8 @@ export async function revenueSeries(
         from orders
         where status = 'paid' and ${inBucket('paid_at', now)}
           ${currency ? sql`and currency = ${currency}` : sql``}
+          ${owner ? sql`and user_id = ${owner.userId}` : sql``}
+          ${owner?.appId ? sql`and app_id = ${owner.appId}` : sql``}
         group by currency
       ) s
     ),

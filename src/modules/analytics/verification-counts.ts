@@ -3,6 +3,8 @@ import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
 import { addVerificationCounts, type VerificationTally } from './store.js';
 
+const DAY_MS = 86_400_000;
+
 export type VerificationCounter = ReturnType<typeof createVerificationCounter>;
 
 /**
@@ -59,10 +61,23 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
     return queued;
   }
 
+  // The UTC day of the last count, so a count formats no date until the day changes.
+  let day = '';
+  let dayStart = 0;
+  let dayEnd = 0;
+  const dayOf = (now: number) => {
+    if (now < dayStart || now >= dayEnd) {
+      dayStart = now - (now % DAY_MS);
+      dayEnd = dayStart + DAY_MS;
+      day = new Date(dayStart).toISOString().slice(0, 10);
+    }
+    return day;
+  };
+
   return {
     /** One verification that found its license (so its app is known), valid or not. */
     count(appId: string, valid: boolean): void {
-      const day = clock.now().toISOString().slice(0, 10);
+      const day = dayOf(clock.now().getTime());
       const key = keyOf(day, appId);
       let tally = tallies.get(key);
       if (!tally) {

@@ -9,7 +9,7 @@ import type { ApiKeyService } from './service.js';
 /** Keys are managed from a signed-in session only: an API key cannot mint or revoke keys. */
 export function registerApiKeyRoutes(app: HttpApp, keys: ApiKeyService): void {
   app.post('/apps/:appId/api-keys', {
-    config: { auth: 'user' },
+    config: { auth: 'user', idempotent: true },
     schema: {
       summary: 'Create an API key for an app',
       description: 'The key itself is in this answer only; store it, it cannot be read again.',

@@ -7,7 +7,7 @@ import type { AppService } from './service.js';
 
 export function registerAppRoutes(app: HttpApp, apps: AppService): void {
   app.post('/apps', {
-    config: { auth: 'user' },
+    config: { auth: 'user', idempotent: true },
     schema: { summary: 'Create an app', tags: ['apps'], body: AppCreate, response: { 201: App } },
     handler: async (request, reply) =>
       reply.status(201).send(await apps.create(principalOf(request), request.body)),

@@ -176,7 +176,7 @@ export function registerCheckoutRoutes(
   });
 
   app.post('/api/checkout/payment-intent', {
-    config: { auth: 'public', rateLimit },
+    config: { auth: 'public', rateLimit, idempotent: true },
     schema: {
       summary: 'Start a card payment from the checkout page (Stripe Elements)',
       tags: ['checkout'],

@@ -4,6 +4,8 @@ export const EVENT_TYPES = [
   'license.updated',
   'license.revoked',
   'license.expired',
+  'license.seat.acquired',
+  'license.seat.released',
   'user.registered',
   'app.created',
 ] as const;

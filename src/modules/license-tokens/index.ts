@@ -1,6 +1,14 @@
 export { createTokenDenylist, type TokenDenylist } from './denylist.js';
 export { parseJti } from './jti.js';
 export { createKeyRing } from './key-ring.js';
+export {
+  createLicenseFileSigner,
+  LICENSE_FILE_USE,
+  type LicenseFileSigner,
+  licenseFileKey,
+  REVOCATION_LIST_USE,
+  revocationListIssuedAt,
+} from './license-file-signer.js';
 export { registerKeySetRoutes } from './routes.js';
 export { verificationTierOf } from './token-lifetime.js';
 export { createTokenSigner, type TokenSigner } from './token-signer.js';

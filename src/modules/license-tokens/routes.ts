@@ -13,9 +13,9 @@ const Jwk = Type.Object({
 
 export function registerKeySetRoutes(app: HttpApp, keys: KeyRing): void {
   app.get('/licenses/jwks', {
-    config: { auth: 'public' },
+    config: { auth: 'public', cors: true },
     schema: {
-      summary: 'The public keys license tokens are signed with (JWKS)',
+      summary: 'The public keys license tokens, license files and revocation lists are signed with (JWKS)',
       description: 'Select the key by kid; cache briefly and fetch again on an unknown kid.',
       tags: ['licenses'],
       response: { 200: Type.Object({ keys: Type.Array(Jwk) }, { description: 'The key set' }) },

@@ -2,15 +2,33 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { SigningKeyRow } from '../../platform/db/schema.js';
 
-/** Keys still published at `now` (in the JWKS), oldest activation first. */
+/**
+ * Keys still published at `now` (in the JWKS), oldest activation first: not yet retired, or
+ * still vouching for an unexpired license file (license_file_keys, migration 0017).
+ */
 export function publishedKeys(executor: Executor, now: Date): Promise<SigningKeyRow[]> {
   return executor
     .selectFrom('signing_keys')
     .selectAll()
     .where('published_at', '<=', now)
-    .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', now)]))
+    .where((eb) =>
+      eb.or([
+        eb('unpublish_at', 'is', null),
+        eb('unpublish_at', '>', now),
+        sql<boolean>`exists (select 1 from license_file_keys f where f.kid = signing_keys.kid and f.files_valid_until > ${now})`,
+      ]),
+    )
     .orderBy('activates_at')
     .execute();
+}
+
+/** Keeps a key published at least until `until`: it signed a license file valid that long. */
+export async function keepKeyForLicenseFile(executor: Executor, kid: string, until: Date): Promise<void> {
+  await sql`
+    insert into license_file_keys (kid, files_valid_until) values (${kid}, ${until})
+    on conflict (kid) do update
+      set files_valid_until = greatest(license_file_keys.files_valid_until, excluded.files_valid_until)
+  `.execute(executor);
 }
 
 // Any constant; the same on every node.

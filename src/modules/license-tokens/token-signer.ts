@@ -20,6 +20,8 @@ export interface LicenseTokenSubject {
   plan?: string;
   features?: string[];
   licenseExpiresAt: Date | null;
+  /** A floating license's seat lease end: the token expires then at the latest. */
+  notAfter?: Date;
 }
 
 export interface LicenseTokenClaims {
@@ -46,7 +48,18 @@ export type TokenCheck =
 
 export type TokenSigner = ReturnType<typeof createTokenSigner>;
 
-export function createTokenSigner({ keys, clock, issuer }: { keys: KeyRing; clock: Clock; issuer: string }) {
+export function createTokenSigner({
+  keys,
+  clock,
+  issuer,
+  onIssued,
+}: {
+  keys: KeyRing;
+  clock: Clock;
+  issuer: string;
+  /** Told of each token signed (the metrics); in memory only. */
+  onIssued?: () => void;
+}) {
   return {
     /**
      * A signed token for a license that just verified, or null when no key signs yet. It lives
@@ -63,6 +76,7 @@ export function createTokenSigner({ keys, clock, issuer }: { keys: KeyRing; cloc
       const exp = Math.min(
         iat + TOKEN_LIFETIME_SECONDS[verificationTier],
         licenseExp ?? Number.POSITIVE_INFINITY,
+        subject.notAfter ? Math.floor(subject.notAfter.getTime() / 1000) : Number.POSITIVE_INFINITY,
       );
       const expiresAt = new Date(exp * 1000);
       // The compact JWS is written here rather than through jose's SignJWT: the header is
@@ -91,6 +105,7 @@ export function createTokenSigner({ keys, clock, issuer }: { keys: KeyRing; cloc
         Buffer.from(signingInput),
       );
       const token = `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
+      onIssued?.();
       return { token, expiresAt };
     },
 

@@ -1,5 +1,11 @@
 export { normalizeLicenseKey } from './license-key.js';
 export { effectiveStatus } from './license-status.js';
+export {
+  createOfflineActivation,
+  type OfflineActivation,
+  parseActivationRequest,
+} from './offline-activation.js';
+export { registerOfflineLicenseRoutes } from './offline-routes.js';
 export { registerLicenseRoutes, registerVerificationRoutes } from './routes.js';
 export { createLicenseService, type LicenseService } from './service.js';
 export { createVerification, type Verification } from './verification.js';

@@ -15,15 +15,21 @@ export function generateLicenseKey(): string {
   return group(chars.join(''));
 }
 
+/** A key exactly as we write it: what client software sends on every verify. */
+const CANONICAL = /^[0-9A-HJKMNP-TV-Z]{5}(?:-[0-9A-HJKMNP-TV-Z]{5}){5}$/;
+
 /** The canonical form of a typed key, or null when it cannot be one of ours. */
 export function normalizeLicenseKey(input: string): string | null {
+  if (input.length === LENGTH + LENGTH / GROUP - 1 && CANONICAL.test(input)) return input;
   const compact = input.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
   if (compact.length !== LENGTH || ![...compact].every((char) => ALPHABET.includes(char))) return null;
   return group(compact);
 }
 
 function group(compact: string): string {
-  return compact.match(new RegExp(`.{${GROUP}}`, 'g'))?.join('-') ?? compact;
+  const groups: string[] = [];
+  for (let at = 0; at < compact.length; at += GROUP) groups.push(compact.slice(at, at + GROUP));
+  return groups.join('-');
 }
 
 /** What the per-key verification limit counts: the canonical key, however it was typed. */

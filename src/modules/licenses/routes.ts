@@ -7,6 +7,7 @@ import { limitPerMinuteBy, type WindowCounter } from '../../platform/http/window
 import { AppParams } from '../apps/index.js';
 import { verificationLimitKey } from './license-key.js';
 import {
+  CheckinResult,
   DeviceList,
   DeviceParams,
   IntrospectBody,
@@ -19,6 +20,8 @@ import {
   LicenseUpdate,
   RevokeTokenBody,
   RevokeTokenResult,
+  SeatBody,
+  SeatList,
   ValidateHardwareBody,
   VerificationResult,
   VerifyBody,
@@ -62,7 +65,7 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
   });
 
   app.post('/apps/:appId/licenses', {
-    config: { auth: 'seller' },
+    config: { auth: 'seller', idempotent: true },
     schema: {
       summary: 'Issue a license for an app',
       tags: ['licenses'],
@@ -130,6 +133,20 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       licenses.devices(principalOf(request), request.params.appId, request.params.licenseId),
   });
 
+  app.get('/apps/:appId/licenses/:licenseId/seats', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'List the seats held on a floating license',
+      description: 'Only leases that have not lapsed; a node-locked license has none.',
+      tags: ['licenses'],
+      params: LicenseParams,
+      response: { 200: SeatList },
+      errors: APP_SCOPED,
+    },
+    handler: (request) =>
+      licenses.seats(principalOf(request), request.params.appId, request.params.licenseId),
+  });
+
   app.delete('/apps/:appId/licenses/:licenseId/devices/:hwuid', {
     config: { auth: 'seller' },
     schema: {
@@ -162,7 +179,7 @@ export function registerVerificationRoutes(
   const noStore = { 'cache-control': 'no-store' };
 
   app.post('/licenses/verify', {
-    config: { auth: 'public', rateLimit, accessLog: 'quiet' },
+    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
     preValidation: perKey,
     schema: {
       summary: 'Verify a license key',
@@ -176,7 +193,7 @@ export function registerVerificationRoutes(
   });
 
   app.post('/licenses/validate-hardware', {
-    config: { auth: 'public', rateLimit, accessLog: 'quiet' },
+    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
     preValidation: perKey,
     schema: {
       summary: 'Verify a license key on a device, and get a license token',
@@ -190,8 +207,36 @@ export function registerVerificationRoutes(
       reply.headers(noStore).send(await verification.validateHardware(request.body)),
   });
 
+  app.post('/licenses/checkout', {
+    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
+    preValidation: perKey,
+    schema: {
+      summary: 'Take or keep a seat on a floating license',
+      description:
+        'Takes a seat for the device while one is free, or renews the lease of the seat it holds (call it again as a heartbeat before lease_expires_at). Answers like verify; no free seat is valid false with no_seat_available.',
+      tags: ['licenses'],
+      body: SeatBody,
+      response: { 200: VerificationResult },
+    },
+    handler: async (request, reply) => reply.headers(noStore).send(await verification.checkout(request.body)),
+  });
+
+  app.post('/licenses/checkin', {
+    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
+    preValidation: perKey,
+    schema: {
+      summary: 'Give a floating license’s seat back',
+      description:
+        'Frees the device’s seat at once. A device holding no live seat answers released false with seat_not_held.',
+      tags: ['licenses'],
+      body: SeatBody,
+      response: { 200: CheckinResult },
+    },
+    handler: async (request, reply) => reply.headers(noStore).send(await verification.checkin(request.body)),
+  });
+
   app.post('/licenses/introspect', {
-    config: { auth: 'public', rateLimit },
+    config: { auth: 'public', cors: true, rateLimit },
     schema: {
       summary: 'Check a license token against the live license',
       description:

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { FeatureList } from '../products/index.js';
 
 export const LICENSE_STATUSES = ['active', 'suspended', 'revoked', 'expired'] as const;
 
@@ -21,6 +22,16 @@ const ExpiresAt = Nullable(
   }),
 );
 const MaxDevices = Nullable(Type.Integer({ minimum: 1, maximum: 100_000 }));
+const MaxSeats = Type.Integer({ minimum: 1, maximum: 100_000 });
+/** How long a seat is held without a heartbeat (floating licenses). */
+export const DEFAULT_LEASE_SECONDS = 600;
+const LeaseSeconds = Type.Integer({
+  minimum: 60,
+  maximum: 86_400,
+  errorMessage: 'must be a whole number of seconds from 60 to 86400',
+});
+/** Entitlements of one license; null inherits its product's. */
+const LicenseFeatures = Nullable(FeatureList);
 
 export const License = Type.Object({
   id: Uuid,
@@ -34,6 +45,11 @@ export const License = Type.Object({
   metadata: Type.Record(Type.String(), Type.Unknown()),
   maxDevices: Nullable(Type.Integer()),
   deviceCount: Type.Integer(),
+  /** Entitlements overriding the product's, or null to inherit them. */
+  features: Nullable(Type.Array(Type.String())),
+  floating: Type.Boolean(),
+  maxSeats: Nullable(Type.Integer()),
+  leaseSeconds: Nullable(Type.Integer()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -46,6 +62,10 @@ export const LicenseCreate = Type.Object(
     expiresAt: Type.Optional(ExpiresAt),
     metadata: Type.Optional(Metadata),
     maxDevices: Type.Optional(MaxDevices),
+    features: Type.Optional(LicenseFeatures),
+    floating: Type.Optional(Type.Boolean()),
+    maxSeats: Type.Optional(MaxSeats),
+    leaseSeconds: Type.Optional(LeaseSeconds),
   },
   { additionalProperties: false },
 );
@@ -57,6 +77,9 @@ export const LicenseUpdate = Type.Object(
     expiresAt: Type.Optional(ExpiresAt),
     metadata: Type.Optional(Metadata),
     maxDevices: Type.Optional(MaxDevices),
+    features: Type.Optional(LicenseFeatures),
+    maxSeats: Type.Optional(MaxSeats),
+    leaseSeconds: Type.Optional(LeaseSeconds),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -89,6 +112,12 @@ export const LicenseList = Type.Object({
 });
 
 export const Device = Type.Object({ hwuid: Type.String(), activatedAt: Timestamp });
+export const Seat = Type.Object({ hwuid: Type.String(), acquiredAt: Timestamp, leaseExpiresAt: Timestamp });
+export const SeatList = Type.Object({
+  seats: Type.Array(Seat),
+  total: Type.Integer(),
+  maxSeats: Nullable(Type.Integer()),
+});
 export const DeviceList = Type.Object({ devices: Type.Array(Device), total: Type.Integer() });
 
 /** Device ids are whatever the client software derives; bounded, and never blank. */
@@ -111,6 +140,8 @@ export const ValidateHardwareBody = Type.Object(
   { key: Type.String({ minLength: 1, maxLength: 100 }), hwuid: Hwuid, appId: Type.Optional(Uuid) },
   { additionalProperties: false },
 );
+/** Checkout (take or keep a seat) and checkin (give it back) name the device the same way. */
+export const SeatBody = ValidateHardwareBody;
 
 export const VERIFY_CODES = [
   'license_not_found',
@@ -120,6 +151,10 @@ export const VERIFY_CODES = [
   'hwuid_required',
   'device_limit_reached',
   'device_not_bound',
+  'not_floating',
+  'seat_required',
+  'no_seat_available',
+  'seat_not_held',
 ] as const;
 export type VerifyCode = (typeof VERIFY_CODES)[number];
 
@@ -136,8 +171,18 @@ export const VerificationResult = Type.Object({
   license_token: Type.Optional(Type.String()),
   license_token_expires_at: Type.Optional(Timestamp),
   license_jwks_uri: Type.Optional(Type.String()),
+  /** Entitlements in force (the license's own, else its product's); on valid answers. */
+  features: Type.Optional(Type.Array(Type.String())),
+  /** Floating licenses: when the seat this device holds lapses without a heartbeat. */
+  lease_expires_at: Type.Optional(Timestamp),
 });
 export type VerificationResultType = Static<typeof VerificationResult>;
+
+export const CheckinResult = Type.Object({
+  released: Type.Boolean(),
+  /** Why nothing was released: license_not_found, not_floating or seat_not_held. */
+  code: Type.Optional(Type.Enum(['license_not_found', 'not_floating', 'seat_not_held'])),
+});
 
 export const IntrospectBody = Type.Object(
   { license_token: Type.String({ minLength: 1, maxLength: 8192 }) },

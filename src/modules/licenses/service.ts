@@ -3,14 +3,20 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import type { Principal } from '../../platform/http/principal.js';
-import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
+import { iso, isoOrNull, type Page, requestInstant } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type EventType, recordEvent } from '../events/index.js';
 import type { ProductService } from '../products/index.js';
 import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
-import type { LicenseCreateInput, LicenseFilter, LicenseResource, LicenseUpdateInput } from './schemas.js';
+import {
+  DEFAULT_LEASE_SECONDS,
+  type LicenseCreateInput,
+  type LicenseFilter,
+  type LicenseResource,
+  type LicenseUpdateInput,
+} from './schemas.js';
 import * as store from './store.js';
 import type { VerificationCache } from './verification-cache.js';
 
@@ -82,9 +88,10 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         throw invalidField('productId', 'must be one of this app’s products');
       }
       const now = clock.now();
-      const expiresAt = input.expiresAt ? timestamp(input.expiresAt, 'expiresAt') : null;
+      const expiresAt = input.expiresAt ? requestInstant(input.expiresAt, 'expiresAt') : null;
       if (expiresAt && expiresAt.getTime() <= now.getTime())
         throw invalidField('expiresAt', 'must be in the future');
+      const seats = seatsOf(input);
       const row = await db.transaction().execute(async (trx) => {
         const license = await store.insertLicense(trx, {
           id: newId(),
@@ -96,6 +103,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
           expiresAt,
           metadata: (input.metadata ?? {}) as LicenseMetadata,
           maxDevices: input.maxDevices ?? null,
+          features: input.features ?? null,
+          seats,
           now,
         });
         await recordLicenseEvent(trx, 'license.created', license, now);
@@ -184,6 +193,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
     /** Changes e-mail, expiry, metadata or device limit. Extending an expired license revives it. */
     async update(principal: Principal, appId: string, licenseId: string, input: LicenseUpdateInput) {
       const license = await requireLicense(principal, appId, licenseId);
+      // Whether a license floats is fixed at issue, so this check cannot race a change of it.
+      refuseShapeMismatch(license.floating, input);
       const now = clock.now();
       const changes = {
         email: input.email === undefined ? undefined : (input.email?.trim() ?? null),
@@ -192,9 +203,12 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
             ? undefined
             : input.expiresAt === null
               ? null
-              : timestamp(input.expiresAt, 'expiresAt'),
+              : requestInstant(input.expiresAt, 'expiresAt'),
         metadata: input.metadata as LicenseMetadata | undefined,
         maxDevices: input.maxDevices,
+        features: input.features,
+        maxSeats: input.maxSeats,
+        leaseSeconds: input.leaseSeconds,
       };
       const row = await db.transaction().execute(async (trx) => {
         const updated = await store.updateLicenseDetails(trx, license.id, changes, now);
@@ -224,6 +238,21 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       return {
         devices: rows.map((d) => ({ hwuid: d.hwuid, activatedAt: iso(d.activated_at) })),
         total: rows.length,
+      };
+    },
+
+    /** The seats held now on a floating license: only unexpired leases. */
+    async seats(principal: Principal, appId: string, licenseId: string) {
+      const license = await requireLicense(principal, appId, licenseId);
+      const rows = await store.listSeats(db, license.id, clock.now());
+      return {
+        seats: rows.map((seat) => ({
+          hwuid: seat.hwuid,
+          acquiredAt: iso(seat.acquired_at),
+          leaseExpiresAt: iso(seat.lease_expires_at),
+        })),
+        total: rows.length,
+        maxSeats: license.max_seats,
       };
     },
 
@@ -267,17 +296,39 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
 }
 
 /**
+ * The seat settings of a license being issued, or null for a node-locked one. Floating and a
+ * device limit exclude each other; seat settings without floating are refused, not ignored.
+ */
+function seatsOf(input: LicenseCreateInput): { maxSeats: number; leaseSeconds: number } | null {
+  if (!input.floating) {
+    refuseShapeMismatch(false, input);
+    return null;
+  }
+  refuseShapeMismatch(true, input);
+  if (input.maxSeats === undefined) throw invalidField('maxSeats', 'is required for a floating license');
+  return { maxSeats: input.maxSeats, leaseSeconds: input.leaseSeconds ?? DEFAULT_LEASE_SECONDS };
+}
+
+/** Device limits belong to node-locked licenses, seats to floating ones. */
+function refuseShapeMismatch(
+  floating: boolean,
+  input: { maxDevices?: number | null; maxSeats?: number; leaseSeconds?: number },
+): void {
+  if (floating && input.maxDevices != null) {
+    throw invalidField('maxDevices', 'does not apply to a floating license; it limits seats (maxSeats)');
+  }
+  if (!floating && input.maxSeats !== undefined) {
+    throw invalidField('maxSeats', 'applies only to floating licenses (floating: true)');
+  }
+  if (!floating && input.leaseSeconds !== undefined) {
+    throw invalidField('leaseSeconds', 'applies only to floating licenses (floating: true)');
+  }
+}
+
+/**
  * A date-time the database stores the same way on both drivers: a real instant (not 23:59:60)
  * between 1970 and 9999.
  */
-function timestamp(value: string, field: string): Date {
-  const date = new Date(value);
-  const year = date.getUTCFullYear();
-  if (Number.isNaN(date.getTime()) || year < 1970 || year > 9999) {
-    throw invalidField(field, 'must be a real date-time between 1970 and 9999');
-  }
-  return date;
-}
 
 async function recordLicenseEvent(executor: Executor, type: EventType, row: LicenseRow, now: Date) {
   await recordEvent(executor, {
@@ -310,6 +361,10 @@ export function toLicense(row: LicenseRow): LicenseResource {
     metadata: row.metadata,
     maxDevices: row.max_devices,
     deviceCount: row.device_count,
+    features: row.features,
+    floating: row.floating,
+    maxSeats: row.max_seats,
+    leaseSeconds: row.lease_seconds,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

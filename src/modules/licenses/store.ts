@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
+import { preparedStatement } from '../../platform/db/prepared.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 import type { LicenseFilter } from './schemas.js';
@@ -16,6 +17,8 @@ export function insertLicense(
     expiresAt: Date | null;
     metadata: LicenseMetadata;
     maxDevices: number | null;
+    features?: string[] | null;
+    seats?: { maxSeats: number; leaseSeconds: number } | null;
     now: Date;
   },
 ): Promise<LicenseRow> {
@@ -31,6 +34,10 @@ export function insertLicense(
       expires_at: license.expiresAt,
       metadata: JSON.stringify(license.metadata),
       max_devices: license.maxDevices,
+      features: license.features ?? null,
+      floating: Boolean(license.seats),
+      max_seats: license.seats?.maxSeats ?? null,
+      lease_seconds: license.seats?.leaseSeconds ?? null,
       created_at: license.now,
       updated_at: license.now,
     })
@@ -99,6 +106,9 @@ export function updateLicenseDetails(
     expiresAt?: Date | null;
     metadata?: LicenseMetadata;
     maxDevices?: number | null;
+    features?: string[] | null;
+    maxSeats?: number;
+    leaseSeconds?: number;
   },
   now: Date,
 ): Promise<LicenseRow | undefined> {
@@ -110,6 +120,9 @@ export function updateLicenseDetails(
       ...(changes.expiresAt !== undefined ? { expires_at: changes.expiresAt } : {}),
       ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
       ...(changes.maxDevices !== undefined ? { max_devices: changes.maxDevices } : {}),
+      ...(changes.features !== undefined ? { features: changes.features } : {}),
+      ...(changes.maxSeats !== undefined ? { max_seats: changes.maxSeats } : {}),
+      ...(changes.leaseSeconds !== undefined ? { lease_seconds: changes.leaseSeconds } : {}),
       ...(revives
         ? { status: sql<LicenseStatus>`case when status = 'expired' then 'active' else status end` }
         : {}),
@@ -120,11 +133,33 @@ export function updateLicenseDetails(
   return query.returningAll().executeTakeFirst();
 }
 
-/** What verification needs, in one indexed read: the license, its seller's tier, and the device. */
-export function findForVerification(executor: Executor, key: string, hwuid: string | null) {
+/**
+ * What verification needs, in one indexed read: the license, its product's features, its
+ * seller's tier, and the device.
+ */
+export async function findForVerification(executor: Executor, key: string, hwuid: string | null) {
+  const result =
+    hwuid === null
+      ? await verificationLookup.run(executor, { key })
+      : await verificationLookupWithDevice.run(executor, { key, hwuid });
+  return result.rows[0];
+}
+
+// Built once and prepared per connection: this read runs on every verification the cache misses.
+const verificationLookup = preparedStatement('license_verification', ['key'], (executor, p) =>
+  verificationQuery(executor, p.key, null),
+);
+const verificationLookupWithDevice = preparedStatement(
+  'license_verification_device',
+  ['key', 'hwuid'],
+  (executor, p) => verificationQuery(executor, p.key, p.hwuid),
+);
+
+function verificationQuery(executor: Executor, key: string, hwuid: string | null) {
   return executor
     .selectFrom('licenses as l')
     .innerJoin('users as u', 'u.id', 'l.user_id')
+    .leftJoin('products as p', 'p.id', 'l.product_id')
     .select([
       'l.id',
       'l.app_id',
@@ -134,6 +169,9 @@ export function findForVerification(executor: Executor, key: string, hwuid: stri
       'l.expires_at',
       'l.metadata',
       'l.max_devices',
+      'l.features',
+      'l.floating',
+      'p.features as product_features',
       'u.tier',
       (eb) =>
         (hwuid === null
@@ -148,8 +186,7 @@ export function findForVerification(executor: Executor, key: string, hwuid: stri
         ).as('device_bound'),
     ])
     .where('l.key', '=', key)
-    .where('u.deleted_at', 'is', null)
-    .executeTakeFirst();
+    .where('u.deleted_at', 'is', null);
 }
 
 /**
@@ -263,4 +300,108 @@ export function extendExpiry(executor: Executor, licenseId: string, expiresAt: D
     .where('id', '=', licenseId)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * The license row, locked for the rest of the transaction: seats of one license are taken one
+ * request at a time, so the count read under this lock is the count written against.
+ */
+export function lockLicense(trx: Executor, licenseId: string) {
+  return trx
+    .selectFrom('licenses')
+    .select([
+      'id',
+      'key',
+      'app_id',
+      'user_id',
+      'product_id',
+      'status',
+      'expires_at',
+      'floating',
+      'max_seats',
+      'lease_seconds',
+    ])
+    .where('id', '=', licenseId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/**
+ * Under the license lock: drops lapsed seats of the license (except this device's row), and
+ * says how many live seats other devices hold and whether this device holds one. Only leases
+ * still running count, so a lapsed lease frees its seat without any job.
+ */
+export async function seatsInUse(trx: Executor, licenseId: string, hwuid: string, now: Date) {
+  await trx
+    .deleteFrom('license_seats')
+    .where('license_id', '=', licenseId)
+    .where('lease_expires_at', '<=', now)
+    .where('hwuid', '<>', hwuid)
+    .execute();
+  const rows = await trx
+    .selectFrom('license_seats')
+    .select(['hwuid', 'lease_expires_at'])
+    .where('license_id', '=', licenseId)
+    .where('lease_expires_at', '>', now)
+    .execute();
+  return {
+    others: rows.filter((row) => row.hwuid !== hwuid).length,
+    mine: rows.some((r) => r.hwuid === hwuid),
+  };
+}
+
+/** Takes or renews this device's seat until `leaseExpiresAt`; a renewal keeps its acquisition time. */
+export async function holdSeat(
+  trx: Executor,
+  licenseId: string,
+  hwuid: string,
+  now: Date,
+  leaseExpiresAt: Date,
+  renewing: boolean,
+) {
+  await trx
+    .insertInto('license_seats')
+    .values({ license_id: licenseId, hwuid, acquired_at: now, lease_expires_at: leaseExpiresAt })
+    .onConflict((oc) =>
+      oc.columns(['license_id', 'hwuid']).doUpdateSet({
+        lease_expires_at: leaseExpiresAt,
+        ...(renewing ? {} : { acquired_at: now }),
+      }),
+    )
+    .execute();
+}
+
+/** Gives a device's seat back; true when it held a live one. */
+export async function releaseSeat(trx: Executor, licenseId: string, hwuid: string, now: Date) {
+  const removed = await trx
+    .deleteFrom('license_seats')
+    .where('license_id', '=', licenseId)
+    .where('hwuid', '=', hwuid)
+    .returning('lease_expires_at')
+    .executeTakeFirst();
+  return removed !== undefined && removed.lease_expires_at > now;
+}
+
+/** When this device's live seat lapses, or undefined when it holds none. */
+export async function seatLease(executor: Executor, licenseId: string, hwuid: string, now: Date) {
+  const row = await executor
+    .selectFrom('license_seats')
+    .select('lease_expires_at')
+    .where('license_id', '=', licenseId)
+    .where('hwuid', '=', hwuid)
+    .where('lease_expires_at', '>', now)
+    .executeTakeFirst();
+  return row?.lease_expires_at;
+}
+
+/** The live seats of a license, oldest first. */
+export function listSeats(executor: Executor, licenseId: string, now: Date) {
+  return executor
+    .selectFrom('license_seats')
+    .select(['hwuid', 'acquired_at', 'lease_expires_at'])
+    .where('license_id', '=', licenseId)
+    .where('lease_expires_at', '>', now)
+    .orderBy('acquired_at')
+    .orderBy('hwuid')
+    .execute();
 }

@@ -8,15 +8,16 @@ import * as store from './store.js';
 /**
  * The verification cache, one per node, used by verification.ts for every lookup of a key (it
  * reads the store itself on a miss). It holds what verification decides with (status, expiry,
- * e-mail, metadata, device limit, app, seller and tier, and the devices seen bound) for recently
+ * e-mail, metadata, device limit, features and the product's, whether it floats, app, seller and
+ * tier, and the devices seen bound; never seats, which are read each time) for recently
  * verified licenses, keyed by a digest of the canonical key (keys are not kept), so a repeat
  * verify of a known key and device reads nothing. Unknown keys are not held.
  *
  * Bound: MAX_ENTRIES, least recently used out first; each entry is trusted for TTL_MS at most.
  *
  * Invalidated by every write to what it holds, inside the writing transaction: `announceLicense`
- * (status, expiry, e-mail, metadata, device limit, a device released) and `announceSeller` (tier,
- * account deleted). Every node hears these on LISTEN and drops the entries; the writing node also
+ * (status, expiry, e-mail, metadata, device limit, features, a device released) and
+ * `announceSeller` (tier, account deleted, a product's features: rare, so the whole seller)). Every node hears these on LISTEN and drops the entries; the writing node also
  * calls `forget…` itself (after its commit where it owns the transaction), so its own next answer
  * is already fresh. A device binding is not
  * announced: it only adds, and a node that has not seen a device bound asks the database. Licenses
@@ -30,8 +31,12 @@ import * as store from './store.js';
  * that began before an invalidation is never stored after it (the invalidation log below).
  */
 const MAX_ENTRIES = 50_000;
-/** A safety net only (a bug, a write that forgot to announce): messages arrive within moments. */
-const TTL_MS = 30_000;
+/**
+ * A safety net only (a write that forgot to announce, an edit made by hand in SQL): messages
+ * arrive within moments. Two minutes, so that a client verifying every minute or so is still
+ * answered from memory; on PGlite a read costs its single connection about half a millisecond.
+ */
+const TTL_MS = 120_000;
 /** A license with many devices keeps only this many in its entry; others are asked about. */
 const MAX_DEVICES_PER_ENTRY = 64;
 /** Invalidations remembered for reads in flight; a read older than the log is not stored. */

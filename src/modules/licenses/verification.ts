@@ -1,15 +1,17 @@
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
-import type { LicenseMetadata } from '../../platform/db/schema.js';
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
+import { type EventType, recordEvent } from '../events/index.js';
 import {
   parseJti,
   type TokenDenylist,
   type TokenSigner,
   verificationTierOf,
 } from '../license-tokens/index.js';
+import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
 import { clientStatus, effectiveStatus } from './license-status.js';
 import type { VerificationResultType, VerifyCode } from './schemas.js';
@@ -27,6 +29,8 @@ export interface VerificationDeps {
   counts: { count(appId: string, valid: boolean): void };
   /** Every lookup of a key goes through it; it reads the store on a miss. */
   cache: Pick<VerificationCache, 'find' | 'bound'>;
+  /** Counts answers by code ('valid' when undefined) for the metrics; in memory only. */
+  outcomes?: (code: VerifyCode | undefined) => void;
 }
 
 const REASON_OF_STATUS = {
@@ -51,6 +55,7 @@ export function createVerification({
   jwksUri,
   counts,
   cache,
+  outcomes,
 }: VerificationDeps) {
   const notFoundResult: VerificationResultType = {
     valid: false,
@@ -61,6 +66,10 @@ export function createVerification({
     email: null,
     verificationType: null,
     hw_bound: false,
+  };
+  const unknownKey = () => {
+    outcomes?.(notFoundResult.code);
+    return notFoundResult;
   };
 
   async function lookup(key: string, hwuid: string | null, appId: string | undefined): Promise<Found | null> {
@@ -75,7 +84,7 @@ export function createVerification({
 
   async function answer(
     found: LicenseState,
-    outcome: { code?: VerifyCode; hwBound: boolean },
+    outcome: { code?: VerifyCode; hwBound: boolean; leaseExpiresAt?: Date },
   ): Promise<VerificationResultType> {
     const now = clock.now();
     const status = effectiveStatus(found.status, found.expires_at, now);
@@ -94,11 +103,23 @@ export function createVerification({
     };
     // Every verification that found its license ends here (unknown keys have no app to count
     // for); a valid one is counted once its answer is complete, so a failed signing is not.
-    if (!result.valid || !signer) {
+    if (!result.valid) {
       counts.count(found.app_id, result.valid);
+      outcomes?.(result.code);
       return result;
     }
     const metadata = found.metadata as LicenseMetadata;
+    const features = effectiveFeatures(found);
+    const granted: VerificationResultType = {
+      ...result,
+      features: features ?? [],
+      ...(outcome.leaseExpiresAt ? { lease_expires_at: outcome.leaseExpiresAt.toISOString() } : {}),
+    };
+    if (!signer) {
+      counts.count(found.app_id, true);
+      outcomes?.(undefined);
+      return granted;
+    }
     const issued = await signer.issue({
       licenseId: found.id,
       appId: found.app_id,
@@ -106,13 +127,15 @@ export function createVerification({
       hwBound: outcome.hwBound,
       sellerTier: found.tier,
       plan: typeof metadata.plan === 'string' ? metadata.plan : undefined,
-      features: Array.isArray(metadata.features) ? metadata.features : undefined,
+      features,
       licenseExpiresAt: found.expires_at,
+      notAfter: outcome.leaseExpiresAt,
     });
     counts.count(found.app_id, true);
-    if (!issued) return result;
+    outcomes?.(undefined);
+    if (!issued) return granted;
     return {
-      ...result,
+      ...granted,
       license_token: issued.token,
       license_token_expires_at: issued.expiresAt.toISOString(),
       license_jwks_uri: jwksUri,
@@ -122,6 +145,23 @@ export function createVerification({
   const usable = (found: LicenseState) =>
     effectiveStatus(found.status, found.expires_at, clock.now()) === 'active';
 
+  /**
+   * Verify and validate-hardware on a floating license take no seat: valid only for a device
+   * holding a live seat, with a token that ends with its lease. Always read from the database.
+   */
+  async function seatHolder(found: LicenseState, hwuid: string | null) {
+    const lease = hwuid === null ? undefined : await store.seatLease(db, found.id, hwuid, clock.now());
+    return lease
+      ? answer(found, { hwBound: true, leaseExpiresAt: lease })
+      : answer(found, { code: 'seat_required', hwBound: false });
+  }
+
+  /** What happened to a seat under the license lock. */
+  type SeatOutcome =
+    | { kind: 'held'; leaseExpiresAt: Date }
+    | { kind: 'full' | 'not_floating' | 'gone' }
+    | { kind: 'inactive'; status: LicenseStatus; expiresAt: Date | null };
+
   return {
     /**
      * Verifies a key. With a hwuid, a device not yet bound is activated while the license has
@@ -130,9 +170,10 @@ export function createVerification({
     async verify(input: { key: string; hwuid?: string; appId?: string }): Promise<VerificationResultType> {
       const hwuid = input.hwuid ?? null;
       const lookedUp = await lookup(input.key, hwuid, input.appId);
-      if (!lookedUp) return notFoundResult;
+      if (!lookedUp) return unknownKey();
       const { state: found, deviceBound } = lookedUp;
       if (!usable(found)) return answer(found, { hwBound: false });
+      if (found.floating) return seatHolder(found, hwuid);
       if (hwuid === null) {
         return answer(
           found,
@@ -158,10 +199,84 @@ export function createVerification({
       appId?: string;
     }): Promise<VerificationResultType> {
       const lookedUp = await lookup(input.key, input.hwuid, input.appId);
-      if (!lookedUp) return notFoundResult;
+      if (!lookedUp) return unknownKey();
       const { state: found, deviceBound } = lookedUp;
       if (!usable(found)) return answer(found, { hwBound: false });
+      if (found.floating) return seatHolder(found, input.hwuid);
       return answer(found, deviceBound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false });
+    },
+
+    /**
+     * Takes a seat on a floating license for this device, or renews the one it holds (a
+     * heartbeat), until now + the license's lease. Decided under the license row lock, counting
+     * only live leases, so seats never exceed maxSeats and a lapsed lease is free at once.
+     */
+    async checkout(input: { key: string; hwuid: string; appId?: string }): Promise<VerificationResultType> {
+      const lookedUp = await lookup(input.key, null, input.appId);
+      if (!lookedUp) return unknownKey();
+      const found = lookedUp.state;
+      if (!usable(found)) return answer(found, { hwBound: false });
+      if (!found.floating) return answer(found, { code: 'not_floating', hwBound: false });
+      const now = clock.now();
+      const outcome = await db.transaction().execute(async (trx): Promise<SeatOutcome> => {
+        const license = await store.lockLicense(trx, found.id);
+        if (!license) return { kind: 'gone' };
+        // The cached state may be a moment old; the locked row decides.
+        if (effectiveStatus(license.status, license.expires_at, now) !== 'active')
+          return { kind: 'inactive', status: license.status, expiresAt: license.expires_at };
+        if (!license.floating || license.max_seats === null || license.lease_seconds === null)
+          return { kind: 'not_floating' };
+        const inUse = await store.seatsInUse(trx, license.id, input.hwuid, now);
+        if (!inUse.mine && inUse.others >= license.max_seats) return { kind: 'full' };
+        const leaseExpiresAt = new Date(now.getTime() + license.lease_seconds * 1000);
+        await store.holdSeat(trx, license.id, input.hwuid, now, leaseExpiresAt, inUse.mine);
+        if (!inUse.mine) {
+          await recordSeatEvent(trx, 'license.seat.acquired', license, now, {
+            hwuid: input.hwuid,
+            acquiredAt: now.toISOString(),
+            leaseExpiresAt: leaseExpiresAt.toISOString(),
+          });
+        }
+        return { kind: 'held', leaseExpiresAt };
+      });
+      switch (outcome.kind) {
+        case 'held':
+          return answer(found, { hwBound: true, leaseExpiresAt: outcome.leaseExpiresAt });
+        case 'full':
+          log.info({ licenseId: found.id }, 'license.seat.refused');
+          return answer(found, { code: 'no_seat_available', hwBound: false });
+        case 'not_floating':
+          return answer(found, { code: 'not_floating', hwBound: false });
+        case 'inactive':
+          // Changed since the cached read (suspended, revoked, expired): the locked row says how.
+          return answer(
+            { ...found, status: outcome.status, expires_at: outcome.expiresAt },
+            { hwBound: false },
+          );
+        case 'gone':
+          return unknownKey();
+      }
+    },
+
+    /** Gives a device's seat back at once (its lease would lapse anyway). */
+    async checkin(input: { key: string; hwuid: string; appId?: string }) {
+      const lookedUp = await lookup(input.key, null, input.appId);
+      if (!lookedUp) return { released: false, code: 'license_not_found' as const };
+      const found = lookedUp.state;
+      if (!found.floating) return { released: false, code: 'not_floating' as const };
+      const now = clock.now();
+      const released = await db.transaction().execute(async (trx) => {
+        const license = await store.lockLicense(trx, found.id);
+        if (!license || !(await store.releaseSeat(trx, license.id, input.hwuid, now))) return false;
+        await recordSeatEvent(trx, 'license.seat.released', license, now, {
+          hwuid: input.hwuid,
+          releasedAt: now.toISOString(),
+        });
+        return true;
+      });
+      if (!released) return { released: false, code: 'seat_not_held' as const };
+      log.info({ licenseId: found.id }, 'license.seat.released');
+      return { released: true };
     },
 
     /** Signature and claims first, then the live state: the license and the denylist. */
@@ -211,4 +326,21 @@ export function createVerification({
       return { jti, revoked: true as const, expiresAt: parsed.expiresAt.toISOString() };
     },
   };
+}
+
+/** A seat event, in the transaction that took or gave back the seat (outbox). */
+async function recordSeatEvent(
+  trx: Executor,
+  type: Extract<EventType, 'license.seat.acquired' | 'license.seat.released'>,
+  license: { id: string; key: string; app_id: string; user_id: string; product_id: string | null },
+  now: Date,
+  seat: Record<string, string>,
+) {
+  await recordEvent(trx, {
+    type,
+    userId: license.user_id,
+    appId: license.app_id,
+    data: { licenseId: license.id, licenseKey: license.key, productId: license.product_id, ...seat },
+    occurredAt: now,
+  });
 }

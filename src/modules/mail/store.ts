@@ -72,3 +72,13 @@ export async function settle(
   const result = await update.executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Notifications still to be sent (the metrics' mail queue). */
+export async function countPending(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('notifications')
+    .where('status', '=', 'pending')
+    .select((eb) => eb.fn.countAll<number>().as('pending'))
+    .executeTakeFirstOrThrow();
+  return Number(row.pending);
+}

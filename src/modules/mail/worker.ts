@@ -24,6 +24,7 @@ export function createNotificationWorker({
   log,
   mailer,
   random = Math.random,
+  observeSend = () => {},
 }: {
   db: Db;
   clock: Clock;
@@ -31,6 +32,8 @@ export function createNotificationWorker({
   mailer: Pick<Mailer, 'send'>;
   /** Spreads retries; tests pass a fixed one. */
   random?: () => number;
+  /** Told each send's outcome (the metrics); in memory only. */
+  observeSend?: (outcome: 'succeeded' | 'will_retry' | 'gave_up' | 'undeliverable') => void;
 }) {
   async function deliver(notice: store.NotificationRow, accounts: Map<string, string>): Promise<void> {
     const fields = { notificationId: notice.id, kind: notice.kind, attempt: notice.attempts };
@@ -39,6 +42,7 @@ export function createNotificationWorker({
     if (!to || !rendered) {
       const error = to ? `no message for the kind "${notice.kind}"` : 'the recipient account is deleted';
       await store.settle(db, notice, { status: 'failed', retryAt: null, error }, clock.now());
+      observeSend('undeliverable');
       log.warn({ ...fields, error }, 'mail.undeliverable');
       return;
     }
@@ -56,12 +60,14 @@ export function createNotificationWorker({
           : { status: 'pending', retryAt: new Date(now.getTime() + delay), error },
         now,
       );
+      observeSend(delay === null ? 'gave_up' : 'will_retry');
       // Giving up is an error someone should look at; a retry still to come is a warning.
       if (delay === null) log.error({ ...fields, willRetry: false, error }, 'mail.send.failed');
       else log.warn({ ...fields, willRetry: true, retryInMs: delay, error }, 'mail.send.failed');
       return;
     }
     await store.settle(db, notice, { status: 'sent' }, clock.now());
+    observeSend('succeeded');
     log.info(fields, 'mail.sent');
   }
 
@@ -80,6 +86,9 @@ export function createNotificationWorker({
         attempts += claimed.length;
       }
     },
+
+    /** Notifications not yet sent, read for the metrics. */
+    backlog: () => store.countPending(db),
   };
 }
 

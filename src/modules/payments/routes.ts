@@ -33,7 +33,7 @@ export function registerPaymentRoutes(
   const rateLimit = perMinute(limits.checkoutRateLimit);
 
   app.post('/stripe/create-payment-intent', {
-    config: { auth: 'public', rateLimit },
+    config: { auth: 'public', rateLimit, idempotent: true },
     schema: {
       summary: 'Start a card payment for a product',
       description:

@@ -7,6 +7,7 @@ import { checkProductRules, checkTierGates, PRODUCT_DEFAULTS, type ProductState 
 const base: ProductState = {
   ...PRODUCT_DEFAULTS,
   licenseEmails: [],
+  features: [],
   appId: '00000000-0000-7000-8000-000000000001',
   name: 'P',
   price: 10,

@@ -28,6 +28,7 @@ export const PRODUCT_DEFAULTS = {
   hideEmail: false,
   autoRedirect: false,
   licenseEmails: [],
+  features: [],
   sendLicenseToCustomer: false,
   merchantWebhookUrl: null,
 } as const satisfies Partial<ProductState>;

@@ -49,6 +49,7 @@ const RESOURCE_FIELDS = [
   'appId',
   'name',
   'description',
+  'features',
   'price',
   'currency',
   'active',
@@ -93,6 +94,7 @@ describe('creating products', () => {
     assert.equal(product.interval, null);
     assert.equal(product.successUrl, null);
     assert.deepEqual(product.licenseEmails, []);
+    assert.deepEqual(product.features, []);
     for (const flag of [
       'partnerTaxEnabled',
       'partnerIdentityRequired',

@@ -35,7 +35,7 @@ export function registerProductRoutes(app: HttpApp, products: ProductService): v
   });
 
   app.post('/products', {
-    config: { auth: 'seller' },
+    config: { auth: 'seller', idempotent: true },
     schema: {
       summary: 'Create a product',
       tags: ['products'],

@@ -7,6 +7,18 @@ export const INTERVALS = ['month', 'year'] as const;
 
 export const MAX_PRICE = 1_000_000_000;
 
+/** One entitlement: a name client software gates a feature on. */
+export const FeatureName = Type.String({
+  pattern: '^[a-z0-9][a-z0-9_.-]{0,63}$',
+  errorMessage: 'must be 1 to 64 characters of a-z, 0-9, _, . and -, starting with a letter or digit',
+});
+/** Entitlements, as products and licenses carry them: distinct names, at most 64. */
+export const FeatureList = Type.Array(FeatureName, {
+  maxItems: 64,
+  uniqueItems: true,
+  errorMessage: 'must be a list of at most 64 distinct feature names',
+});
+
 const Price = Type.Number({
   exclusiveMinimum: 0,
   maximum: MAX_PRICE,
@@ -51,6 +63,7 @@ const writable = {
   sendLicenseToCustomer: Type.Boolean(),
   callbackSecret: SecretText,
   merchantWebhookUrl: Nullable(HttpUrl),
+  features: FeatureList,
 };
 
 type Writable = typeof writable;
@@ -101,6 +114,8 @@ export const Product = Type.Object({
   sendLicenseToCustomer: Type.Boolean(),
   callbackSecret: Type.String(),
   merchantWebhookUrl: Nullable(Type.String()),
+  /** Entitlements every license of this product has, unless the license overrides them. */
+  features: Type.Array(Type.String()),
   /** The hosted checkout page that sells this product, to link to from the seller's site. */
   checkoutUrl: Type.String(),
   createdAt: Timestamp,

@@ -1,5 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Executor } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
 import type { ProductRow } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
@@ -25,11 +25,27 @@ export interface ProductServiceDeps {
   payUrl: string;
   /** Where merchant webhooks may be sent: the same guard as the seller's own webhooks. */
   webhookTargets: TargetPolicy;
+  /**
+   * The verification cache: a change of a product's features is announced in its transaction
+   * as a change of the seller's licenses (rare, so the whole seller is dropped).
+   */
+  licenseChanges: {
+    announceSeller(executor: Executor, sellerId: string): Promise<unknown>;
+    forgetSeller(sellerId: string): void;
+  };
 }
 
 export type ProductService = ReturnType<typeof createProductService>;
 
-export function createProductService({ db, clock, log, apps, payUrl, webhookTargets }: ProductServiceDeps) {
+export function createProductService({
+  db,
+  clock,
+  log,
+  apps,
+  payUrl,
+  webhookTargets,
+  licenseChanges,
+}: ProductServiceDeps) {
   const present = (row: ProductRow): ProductResource => ({
     ...toProduct(row),
     checkoutUrl: `${payUrl}/checkout/${row.id}`,
@@ -70,19 +86,19 @@ export function createProductService({ db, clock, log, apps, payUrl, webhookTarg
     const owned = await requireOwnedProduct(principal, id);
     // Checked before the transaction: the embedded database has one connection.
     if (input.appId && input.appId !== owned.app_id) await apps.requireOwnedApp(principal, input.appId);
+    let featuresChanged = false;
     const row = await db
       .transaction()
       .execute(async (trx) => {
         const locked = await store.findProduct(trx, principal.userId, id, { forUpdate: true });
         if (!locked) throw notFound('Product');
         const current = stateOf(locked);
-        return store.saveProduct(
-          trx,
-          principal.userId,
-          id,
-          prepare(principal, input, nextOf(current), current),
-          clock.now(),
-        );
+        const next = prepare(principal, input, nextOf(current), current);
+        const saved = await store.saveProduct(trx, principal.userId, id, next, clock.now());
+        // Licenses of this product verify with its features: announced with the change.
+        featuresChanged = saved !== undefined && !sameList(current.features, next.features);
+        if (featuresChanged) await licenseChanges.announceSeller(trx, principal.userId);
+        return saved;
       })
       .catch((error: unknown) => {
         if (!isStillReferenced(error)) throw error;
@@ -91,6 +107,7 @@ export function createProductService({ db, clock, log, apps, payUrl, webhookTarg
           'Licenses are linked to this product; it cannot move to another app',
         );
       });
+    if (featuresChanged) licenseChanges.forgetSeller(principal.userId);
     if (!row) throw notFound('Product');
     return present(row);
   }
@@ -162,6 +179,7 @@ export function createProductService({ db, clock, log, apps, payUrl, webhookTarg
         {
           ...PRODUCT_DEFAULTS,
           licenseEmails: [],
+          features: [],
           ...input,
           appId,
           callbackSecret: input.callbackSecret ?? generateCallbackSecret(),
@@ -199,6 +217,7 @@ export function createProductService({ db, clock, log, apps, payUrl, webhookTarg
       return change(principal, id, input, (current) => ({
         ...PRODUCT_DEFAULTS,
         licenseEmails: [],
+        features: [],
         ...input,
         // The app and the secret are kept unless given: neither has a meaningful default.
         appId: input.appId ?? current.appId,
@@ -245,6 +264,10 @@ export function createProductService({ db, clock, log, apps, payUrl, webhookTarg
   };
 }
 
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
 function stateOf(row: ProductRow): ProductState {
   const { id: _id, userId: _userId, createdAt: _createdAt, updatedAt: _updatedAt, ...state } = toProduct(row);
   return state;
@@ -280,6 +303,7 @@ export function toProduct(row: ProductRow): Omit<ProductResource, 'checkoutUrl'>
     sendLicenseToCustomer: row.send_license_to_customer,
     callbackSecret: row.callback_secret,
     merchantWebhookUrl: row.merchant_webhook_url,
+    features: row.features,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -37,6 +37,7 @@ function toColumns(product: ProductState): ProductColumns {
     send_license_to_customer: product.sendLicenseToCustomer,
     callback_secret: product.callbackSecret,
     merchant_webhook_url: product.merchantWebhookUrl,
+    features: product.features,
   };
 }
 

@@ -31,7 +31,7 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
   });
 
   app.post('/subscriptions/:id/cancel', {
-    config: { auth: 'seller' },
+    config: { auth: 'seller', idempotent: true },
     schema: {
       summary: 'Cancel a subscription',
       description: 'No further renewals; merchant webhooks receive subscription.canceled.',
@@ -50,7 +50,7 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
 /** Checkout host: renewal charges from the seller's backend, authenticated by the callback secret. */
 export function registerRenewalRoutes(app: HttpApp, renewals: Renewals, limits: { rateLimit: number }): void {
   app.post('/api/checkout/mirror/subscription/charge', {
-    config: { auth: 'public', rateLimit: perMinute(limits.rateLimit) },
+    config: { auth: 'public', rateLimit: perMinute(limits.rateLimit), idempotent: true },
     schema: {
       summary: 'Charge a subscription renewal',
       description:

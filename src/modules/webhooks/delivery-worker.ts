@@ -40,11 +40,14 @@ export function createDeliveryWorker({
   clock,
   log,
   sender,
+  observeAttempt = () => {},
 }: {
   db: Db;
   clock: Clock;
   log: Log;
   sender: Sender;
+  /** Told each attempt's outcome (the metrics); in memory only. */
+  observeAttempt?: (kind: 'core' | 'merchant', outcome: 'succeeded' | 'will_retry' | 'gave_up') => void;
 }) {
   async function attempt(delivery: store.ClaimedDelivery): Promise<store.Settlement> {
     const result = delivery.url
@@ -60,6 +63,10 @@ export function createDeliveryWorker({
           retryAfterMs: parseRetryAfter(result.retryAfter, at),
         });
     const status = result.success ? 'succeeded' : delay === null ? 'failed' : 'pending';
+    observeAttempt(
+      delivery.kind,
+      status === 'pending' ? 'will_retry' : status === 'failed' ? 'gave_up' : status,
+    );
     log.info(
       {
         deliveryId: delivery.id,
@@ -239,6 +246,9 @@ export function createDeliveryWorker({
       }
       return lanes.attempted;
     },
+
+    /** What waits on this engine, read for the metrics (one query each, no lock). */
+    backlog: () => store.deliveryBacklog(db),
   };
 }
 

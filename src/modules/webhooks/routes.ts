@@ -20,7 +20,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
   const auth = { auth: 'seller' as const };
 
   app.post('/webhooks', {
-    config: auth,
+    config: { ...auth, idempotent: true },
     schema: {
       summary: 'Register a webhook endpoint',
       description: 'The signing secret is in this answer; one is generated when the body has none.',

@@ -625,3 +625,32 @@ export async function purgeAttempts(executor: Executor, before: Date): Promise<n
     .execute();
   return rows.length;
 }
+
+/** Deliveries waiting (pending) and core endpoints failing or switched off, for the metrics. */
+export async function deliveryBacklog(
+  executor: Executor,
+): Promise<{ pending: number; endpointsFailing: number; endpointsDisabled: number }> {
+  const [deliveries, endpoints] = await Promise.all([
+    executor
+      .selectFrom('webhook_deliveries')
+      .where('status', '=', 'pending')
+      .select((eb) => eb.fn.countAll<number>().as('pending'))
+      .executeTakeFirstOrThrow(),
+    executor
+      .selectFrom('webhook_endpoints')
+      .where('kind', '=', 'core')
+      .select((eb) => [
+        eb.fn.countAll<number>().filterWhere('enabled', '=', false).as('disabled'),
+        eb.fn
+          .countAll<number>()
+          .filterWhere((w) => w.and([w('enabled', '=', true), w('failing_since', 'is not', null)]))
+          .as('failing'),
+      ])
+      .executeTakeFirstOrThrow(),
+  ]);
+  return {
+    pending: Number(deliveries.pending),
+    endpointsFailing: Number(endpoints.failing),
+    endpointsDisabled: Number(endpoints.disabled),
+  };
+}

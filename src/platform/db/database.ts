@@ -7,6 +7,7 @@ import { lockDataDir } from './data-dir-lock.js';
 import { classifyDriverError } from './errors.js';
 import type { ListenTarget } from './notifications.js';
 import { PGlitePool } from './pglite-pool.js';
+import { namedStatement } from './prepared.js';
 import type { Schema } from './schema.js';
 
 export type Db = Kysely<Schema>;
@@ -23,6 +24,8 @@ export interface Database {
   /** Where this node's LISTEN connection goes (notifications.ts). */
   readonly listenTarget: ListenTarget;
   readonly kind: 'pglite' | 'postgres';
+  /** Connections of each PostgreSQL pool, for the metrics (none on PGlite). */
+  poolStats(): PoolStats[];
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -34,6 +37,16 @@ export interface DatabaseSettings {
   databaseQueryTimeoutMs?: number;
 }
 
+export interface PoolStats {
+  pool: string;
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/** Told the seconds each statement took, answered or failed (the query-time metric). */
+export type QueryObserver = (seconds: number) => void;
+
 const PG_INT8 = 20;
 const CONNECT_TIMEOUT_MS = 5_000;
 /** What `pg` rejects a statement with when `query_timeout` passes. */
@@ -43,7 +56,7 @@ const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
  * The pool as Kysely sees it, with the driver's connection failures rethrown as
  * DatabaseUnavailableError (the only place they are told apart from a bad statement).
  */
-function classifying(pool: pg.Pool): pg.Pool {
+function classifying(pool: pg.Pool, observeQuery?: QueryObserver): pg.Pool {
   const wrappers = new WeakMap<pg.PoolClient, Pick<pg.PoolClient, 'query' | 'release'>>();
   const wrapperOf = (client: pg.PoolClient) => {
     let wrapper = wrappers.get(client);
@@ -52,11 +65,17 @@ function classifying(pool: pg.Pool): pg.Pool {
       // A statement that timed out may still hold the connection: it must not serve anyone else.
       let broken = false;
       wrapper = {
-        query: ((...args: unknown[]) =>
-          query(...args).catch((error: unknown) => {
+        query: ((...args: unknown[]) => {
+          const started = observeQuery ? performance.now() : 0;
+          const named = namedStatement(args[0], args[1]);
+          const done = (named ? query(named) : query(...args)).catch((error: unknown) => {
             if (error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE) broken = true;
             throw classifyDriverError(error);
-          })) as pg.PoolClient['query'],
+          });
+          if (!observeQuery) return done;
+          const observe = () => observeQuery((performance.now() - started) / 1000);
+          return done.finally(observe);
+        }) as pg.PoolClient['query'],
         release: (err?: Error | boolean) => client.release(broken || err),
       };
       wrappers.set(client, wrapper);
@@ -82,12 +101,31 @@ function classifying(pool: pg.Pool): pg.Pool {
 export async function openDatabase(
   settings: DatabaseSettings,
   onConnectionError?: (error: Error) => void,
+  observeQuery?: QueryObserver,
 ): Promise<Database> {
   if (settings.databaseUrl) {
-    const db = postgresPool(settings, { max: 10, connectTimeoutMs: CONNECT_TIMEOUT_MS }, onConnectionError);
+    const main = postgresPool(
+      settings,
+      { max: 10, connectTimeoutMs: CONNECT_TIMEOUT_MS },
+      onConnectionError,
+      observeQuery,
+    );
     // Named locks wait on connections of their own, so work holding one never starves requests.
-    const locksDb = postgresPool(settings, { max: 5, connectTimeoutMs: 60_000 }, onConnectionError);
-    return wrap(db, 'postgres', { kind: 'postgres', url: settings.databaseUrl }, { locksDb });
+    const locks = postgresPool(
+      settings,
+      { max: 5, connectTimeoutMs: 60_000 },
+      onConnectionError,
+      observeQuery,
+    );
+    return wrap(
+      main.db,
+      'postgres',
+      { kind: 'postgres', url: settings.databaseUrl },
+      {
+        locksDb: locks.db,
+        poolStats: () => [statsOf('main', main.pool), statsOf('locks', locks.pool)],
+      },
+    );
   }
 
   const inMemory = settings.dataDir === IN_MEMORY_DATA_DIR;
@@ -100,7 +138,7 @@ export async function openDatabase(
     const pglite = await PGlite.create(inMemory ? 'memory://' : `${settings.dataDir}/pgdata`, {
       parsers: { [pgliteTypes.INT8]: (value: string) => Number(value) },
     });
-    const pool = new PGlitePool(pglite);
+    const pool = new PGlitePool(pglite, observeQuery);
     // PostgresDialect only needs connect/end from its pool and query/release from a client.
     const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
     return wrap(db, 'pglite', { kind: 'pglite', pglite }, { afterClose: unlock });
@@ -114,7 +152,11 @@ function wrap(
   db: Db,
   kind: Database['kind'],
   listenTarget: ListenTarget,
-  { locksDb = db, afterClose = () => {} }: { locksDb?: Db; afterClose?: () => void } = {},
+  {
+    locksDb = db,
+    afterClose = () => {},
+    poolStats = () => [],
+  }: { locksDb?: Db; afterClose?: () => void; poolStats?: () => PoolStats[] } = {},
 ): Database {
   let closed: Promise<void> | null = null;
   return {
@@ -122,6 +164,7 @@ function wrap(
     locksDb,
     listenTarget,
     kind,
+    poolStats,
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -139,7 +182,8 @@ function postgresPool(
   settings: DatabaseSettings,
   { max, connectTimeoutMs }: { max: number; connectTimeoutMs: number },
   onConnectionError?: (error: Error) => void,
-): Db {
+  observeQuery?: QueryObserver,
+): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString: settings.databaseUrl ?? undefined,
     max,
@@ -162,5 +206,12 @@ function postgresPool(
   // a broken client is dropped by the pool when released (it is no longer queryable).
   pool.on('connect', (client) => client.on('error', (err) => onConnectionError?.(err)));
   pool.on('error', () => {}); // already reported by the client's own listener above
-  return new Kysely<Schema>({ dialect: new PostgresDialect({ pool: classifying(pool) }) });
+  return {
+    db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool: classifying(pool, observeQuery) }) }),
+    pool,
+  };
+}
+
+function statsOf(name: string, pool: pg.Pool): PoolStats {
+  return { pool: name, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }

@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import type { QueryObserver } from './database.js';
 import { classifyDriverError } from './errors.js';
 
 /**
@@ -13,14 +14,17 @@ import { classifyDriverError } from './errors.js';
 export class PGlitePool {
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly observeQuery?: QueryObserver,
+  ) {}
 
   connect(): Promise<PGliteClient> {
     let release!: () => void;
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const turn = this.tail.then(() => new PGliteClient(this.pglite, release));
+    const turn = this.tail.then(() => new PGliteClient(this.pglite, release, this.observeQuery));
     this.tail = this.tail.then(() => released);
     return turn;
   }
@@ -37,13 +41,18 @@ export class PGliteClient {
   constructor(
     private readonly pglite: PGlite,
     private readonly onRelease: () => void,
+    private readonly observeQuery?: QueryObserver,
   ) {}
 
   async query(sql: string, parameters: readonly unknown[] = []) {
+    // Timed from the statement's turn on the one connection, as pg times its own.
+    const started = this.observeQuery ? performance.now() : 0;
     try {
       return await this.run(sql, parameters);
     } catch (error) {
       throw classifyDriverError(error);
+    } finally {
+      this.observeQuery?.((performance.now() - started) / 1000);
     }
   }
 

@@ -88,6 +88,8 @@ export interface ProductsTable {
   send_license_to_customer: boolean;
   callback_secret: string;
   merchant_webhook_url: string | null;
+  /** Entitlements the product grants (migration 0016). */
+  features: string[];
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -127,6 +129,12 @@ export interface LicensesTable {
   metadata: ColumnType<LicenseMetadata, string | undefined, string>;
   max_devices: number | null;
   device_count: ColumnType<number, number | undefined, number>;
+  /** Entitlements overriding the product's; null inherits them (migration 0016). */
+  features: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** Floating: up to max_seats devices at once, each on a lease of lease_seconds. */
+  floating: ColumnType<boolean, boolean | undefined, boolean>;
+  max_seats: ColumnType<number | null, number | null | undefined, number | null>;
+  lease_seconds: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -141,6 +149,14 @@ export interface LicenseDevicesTable {
   license_id: string;
   hwuid: string;
   activated_at: Timestamp;
+}
+
+/** A seat held on a floating license; it counts only while its lease has not lapsed. */
+export interface LicenseSeatsTable {
+  license_id: string;
+  hwuid: string;
+  acquired_at: Date;
+  lease_expires_at: Date;
 }
 
 export interface SigningKeysTable {
@@ -294,6 +310,24 @@ export interface NotificationsTable {
   last_error: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+export type IdempotencyState = 'in_progress' | 'done';
+
+/** The first answer to a request sent with an Idempotency-Key (src/platform/http/idempotency.ts). */
+export interface IdempotencyKeysTable {
+  scope: string;
+  key_hash: string;
+  fingerprint: string;
+  app_id: string | null;
+  state: IdempotencyState;
+  claim_id: string;
+  status_code: number | null;
+  content_type: string | null;
+  /** Encrypted with a key derived from the Idempotency-Key (base64url). */
+  response_body: string | null;
+  request_id: string | null;
+  created_at: Date;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -302,6 +336,7 @@ export interface Schema {
   products: ProductsTable;
   licenses: LicensesTable;
   license_devices: LicenseDevicesTable;
+  license_seats: LicenseSeatsTable;
   signing_keys: SigningKeysTable;
   revoked_tokens: RevokedTokensTable;
   webhook_endpoints: WebhookEndpointsTable;
@@ -313,6 +348,7 @@ export interface Schema {
   partner_events: PartnerEventsTable;
   disputes: DisputesTable;
   notifications: NotificationsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -16,6 +16,7 @@ import Fastify, {
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Log } from '../log.js';
+import type { RequestRecorder } from '../metrics.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
 import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
 import { completeResponses } from './responses.js';
@@ -90,6 +91,8 @@ export interface HttpAppOptions {
   overload?: { maxInFlight: number; maxEventLoopDelayMs: number };
   /** The completion line per request (ACCESS_LOG): every request (default), failures only, none. */
   accessLog?: 'on' | 'errors' | 'off';
+  /** Records each finished request in the HTTP metrics (metrics.ts); absent: not recorded. */
+  metrics?: RequestRecorder;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
@@ -204,8 +207,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   const accessLog = options.accessLog ?? 'on';
+  const recordRequest = options.metrics;
   app.addHook('onResponse', async (request, reply) => {
     inFlight.settle(request);
+    recordRequest?.(request, reply.statusCode, reply.elapsedTime);
     if (accessLog === 'off') return;
     const failed = reply.statusCode >= 400;
     if (accessLog === 'errors' && !failed) return;

@@ -36,6 +36,11 @@ declare module 'fastify' {
      * debug, so the info-level access log keeps its failures only.
      */
     accessLog?: 'quiet';
+    /**
+     * A creating route that accepts `Idempotency-Key`: a retry with the same key gets the first
+     * answer instead of doing the work again (see idempotency.ts).
+     */
+    idempotent?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;

@@ -59,6 +59,7 @@ function commonErrors(route: {
   url: string;
   auth: AuthRequirement;
   rateLimited: boolean;
+  idempotent: boolean;
 }): RouteErrors {
   const errors: RouteErrors = {
     // Every route reads a query string, and a NUL character in any value is refused.
@@ -77,6 +78,11 @@ function commonErrors(route: {
   if (route.auth === 'admin') errors.forbidden = 'the caller does not have the ADMIN role';
   if (route.url.includes(':')) errors.not_found = 'no such resource, or it belongs to another seller';
   if (route.rateLimited) errors.rate_limited = 'too many requests from this address; see Retry-After';
+  if (route.idempotent) {
+    errors.idempotency_key_in_use =
+      'a request with this Idempotency-Key is still in progress; retry after Retry-After seconds';
+    errors.idempotency_key_reused = 'this Idempotency-Key was already used for a different request';
+  }
   errors.internal_error = 'a failure on our side; quote the requestId';
   errors.not_ready = 'the node is shutting down (or, on readiness, cannot reach its database); retry';
   errors.overloaded =
@@ -104,6 +110,7 @@ export function completeResponses(route: RouteOptions, auth: AuthRequirement): R
     url: route.url,
     auth,
     rateLimited: Boolean(route.config?.rateLimit),
+    idempotent: Boolean(route.config?.idempotent),
   });
   for (const [code, when] of Object.entries({ ...common, ...schema.errors }) as [ErrorCode, string][]) {
     const key = statusKey(code);

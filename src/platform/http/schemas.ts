@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
+import { invalidField } from '../errors.js';
 
 /** Shapes shared by every module's routes. */
 
@@ -29,11 +30,17 @@ export function storableInstant(text: string): Date | null {
   return ms >= EARLIEST_INSTANT && ms <= LATEST_INSTANT ? at : null;
 }
 
+const DATE_TIME_MESSAGE = 'must be an ISO 8601 date-time with a time zone, between 1970 and 9999';
+
 /** A date-time a request carries (a filter, an expiry); see storableInstant for what is refused. */
-export const DateTime = Type.String({
-  format: 'date-time',
-  errorMessage: 'must be an ISO 8601 date-time with a time zone, between 1970 and 9999',
-});
+export const DateTime = Type.String({ format: 'date-time', errorMessage: DATE_TIME_MESSAGE });
+
+/** A request's date-time field as a Date, refused (naming the field) as its schema would refuse it. */
+export function requestInstant(text: string, field: string): Date {
+  const at = storableInstant(text);
+  if (!at) throw invalidField(field, DATE_TIME_MESSAGE);
+  return at;
+}
 
 export const Uuid = Type.String({ format: 'uuid' });
 

@@ -44,13 +44,20 @@ export function Chart({ title, kind, labels, axisLabels = labels, series, format
   const x = (index: number) => PAD.left + slot * index + slot / 2;
   const y = (value: number) => PAD.top + plotHeight - (value / top) * plotHeight;
   const ticks = [0, top / 2, top];
-  // At most about six labels along the bottom: the first, the last, and evenly between them
-  // where they do not crowd the last one.
-  const every = Math.max(1, Math.ceil(labels.length / 6));
+  // At most about six labels along the bottom (three on a phone, where the chart is drawn
+  // smaller and its type larger): the first, the last, and evenly between them where they do
+  // not crowd the last one. The stylesheet shows one set or the other.
   const last = labels.length - 1;
-  const shownLabels = axisLabels.map((label, index) =>
-    index === last || (index % every === 0 && last - index >= every / 2) ? label : null,
-  );
+  const labelsAtMost = (most: number) => {
+    const every = Math.max(1, Math.ceil(labels.length / most));
+    return axisLabels.map((label, index) =>
+      index === last || (index % every === 0 && last - index >= every / 2) ? label : null,
+    );
+  };
+  const axisSets: [string, (string | null)[]][] = [
+    ['axis-label wide', labelsAtMost(6)],
+    ['axis-label narrow', labelsAtMost(3)],
+  ];
   const barWidth = Math.max(2, (slot * 0.8) / Math.max(series.length, 1));
   const summary = series
     .map(
@@ -82,17 +89,20 @@ export function Chart({ title, kind, labels, axisLabels = labels, series, format
             </text>
           </g>
         ))}
-        {shownLabels.map((label, index) =>
-          label === null ? null : (
-            <text
-              key={index}
-              x={x(index)}
-              y={HEIGHT - PAD.bottom + 18}
-              text-anchor="middle"
-              class="axis-label"
-            >
-              {label}
-            </text>
+        {axisSets.map(([className, shown]) =>
+          shown.map((label, index) =>
+            label === null ? null : (
+              // The last label ends at the plot's edge rather than running past it.
+              <text
+                key={`${className}-${index}`}
+                x={index === last && index > 0 ? x(index) + slot / 2 : x(index)}
+                y={HEIGHT - PAD.bottom + 18}
+                text-anchor={index === last && index > 0 ? 'end' : 'middle'}
+                class={className}
+              >
+                {label}
+              </text>
+            ),
           ),
         )}
         {series.map((s, seriesIndex) =>
@@ -134,29 +144,31 @@ export function Chart({ title, kind, labels, axisLabels = labels, series, format
       )}
       <details>
         <summary>Show the data of “{title}” as a table</summary>
-        <table>
-          <caption class="visually-hidden">{title}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Period</th>
-              {series.map((s) => (
-                <th key={s.name} scope="col">
-                  {s.name}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {labels.map((label, index) => (
-              <tr key={label}>
-                <th scope="row">{label}</th>
+        <div class="table-scroll">
+          <table>
+            <caption class="visually-hidden">{title}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Period</th>
                 {series.map((s) => (
-                  <td key={s.name}>{format(s.values[index] ?? 0)}</td>
+                  <th key={s.name} scope="col">
+                    {s.name}
+                  </th>
                 ))}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {labels.map((label, index) => (
+                <tr key={label}>
+                  <th scope="row">{label}</th>
+                  {series.map((s) => (
+                    <td key={s.name}>{format(s.values[index] ?? 0)}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </details>
     </figure>
   );

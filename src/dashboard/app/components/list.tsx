@@ -36,34 +36,36 @@ export function ListTable<T>({
   const [head, ...rest] = columns;
   return (
     <>
-      <table>
-        <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            {columns.map((column) => (
-              <th key={column.title} scope="col">
-                {column.title}
-              </th>
-            ))}
-            {actions && (
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            )}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={rowKey(row)}>
-              {head && <th scope="row">{head.cell(row)}</th>}
-              {rest.map((column) => (
-                <td key={column.title}>{column.cell(row)}</td>
+      <div class="table-scroll">
+        <table>
+          <caption class="visually-hidden">{caption}</caption>
+          <thead>
+            <tr>
+              {columns.map((column) => (
+                <th key={column.title} scope="col">
+                  {column.title}
+                </th>
               ))}
-              {actions && <td>{actions(row)}</td>}
+              {actions && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={rowKey(row)}>
+                {head && <th scope="row">{head.cell(row)}</th>}
+                {rest.map((column) => (
+                  <td key={column.title}>{column.cell(row)}</td>
+                ))}
+                {actions && <td>{actions(row)}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {pager}
     </>
   );

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { EmptyState, useCreatePanel } from '../components/create-panel';
 import { Form, Submit, TextArea, TextField } from '../components/form';
 import { ListTable, Pager, useOffsetList } from '../components/list';
 import { Loading, Page, Section } from '../components/page';
@@ -11,15 +12,31 @@ import type { App, OffsetPage } from '../types';
 
 export function AppsPage() {
   const apps = useOffsetList<OffsetPage<'apps', App>>('/apps');
+  const create = useCreatePanel('New app');
   return (
-    <Page title="Apps">
+    <Page title="Apps" actions={create.button}>
       <p class="muted">An app is your software: it holds its licenses, API keys and webhooks.</p>
+      {create.panel(<CreateApp />)}
       <Loading state={apps}>
         {(page) => (
           <ListTable
             caption="Your apps"
             rows={page.apps}
-            empty={<p>No apps yet. Create your first one below.</p>}
+            empty={
+              !create.open && (
+                <EmptyState
+                  title="No apps yet"
+                  action={
+                    <button type="button" class="primary" onClick={create.show}>
+                      Create your first app
+                    </button>
+                  }
+                >
+                  Create your first app: it holds the licenses you issue or sell, and the API keys your
+                  software verifies them with.
+                </EmptyState>
+              )
+            }
             columns={[
               { title: 'Name', cell: (app) => <a href={href(`/apps/${app.id}`)}>{app.name}</a> },
               { title: 'Description', cell: (app) => app.description || <span class="muted">—</span> },
@@ -29,7 +46,6 @@ export function AppsPage() {
           />
         )}
       </Loading>
-      <CreateApp />
     </Page>
   );
 }

@@ -1,4 +1,5 @@
 import { api } from '../api';
+import { EmptyState } from '../components/create-panel';
 import { ListTable, Pager, useOffsetList } from '../components/list';
 import { Facts, Loading, Page, StatusBadge } from '../components/page';
 import { useLoad } from '../components/use-api';
@@ -16,7 +17,12 @@ export function DisputesPage() {
           <ListTable
             caption="Disputes"
             rows={page.disputes}
-            empty={<p>No disputes. Good.</p>}
+            empty={
+              <EmptyState title="No disputes">
+                When a buyer disputes a payment with their bank, it appears here and its license is suspended
+                until the dispute is decided.
+              </EmptyState>
+            }
             columns={[
               {
                 title: 'Opened',

@@ -1,4 +1,5 @@
 import { api } from '../api';
+import { EmptyState } from '../components/create-panel';
 import { StatusSelect } from '../components/form';
 import { ListTable, Pager, useOffsetList } from '../components/list';
 import { Facts, Loading, Page, StatusBadge } from '../components/page';
@@ -25,7 +26,19 @@ export function OrdersPage() {
           <ListTable
             caption="Orders"
             rows={page.orders}
-            empty={<p>No orders yet. They appear here when buyers pay through checkout.</p>}
+            empty={
+              <EmptyState
+                title="No orders yet"
+                action={
+                  <a class="button secondary" href={href('/products')}>
+                    Your products and their checkout links
+                  </a>
+                }
+              >
+                Orders appear here when buyers pay through checkout. Share a product’s checkout link to sell
+                it.
+              </EmptyState>
+            }
             columns={[
               {
                 title: 'Date',

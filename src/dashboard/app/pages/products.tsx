@@ -1,5 +1,6 @@
 import { api } from '../api';
 import { CopyButton } from '../components/copy';
+import { EmptyState } from '../components/create-panel';
 import { SelectField } from '../components/form';
 import { ListTable, Pager, useOffsetList } from '../components/list';
 import { Loading, Page, StatusBadge } from '../components/page';
@@ -44,9 +45,21 @@ export function ProductsPage() {
             caption="Products"
             rows={page.products}
             empty={
-              <p>
-                No products yet. <a href={href('/products/new')}>Create one</a> to sell licenses of an app.
-              </p>
+              products.filter.active ? (
+                <p>No {products.filter.active === 'true' ? 'active' : 'inactive'} products.</p>
+              ) : (
+                <EmptyState
+                  title="No products yet"
+                  action={
+                    <a class="button primary" href={href('/products/new')}>
+                      Create your first product
+                    </a>
+                  }
+                >
+                  A product sells licenses of one of your apps through the hosted checkout, once or by
+                  subscription.
+                </EmptyState>
+              )
             }
             columns={[
               {

@@ -1,4 +1,5 @@
 import { api } from '../api';
+import { EmptyState } from '../components/create-panel';
 import { useConfirm } from '../components/dialog';
 import { ActionButton, FormError, StatusSelect } from '../components/form';
 import { ListTable, Pager, useOffsetList } from '../components/list';
@@ -7,6 +8,7 @@ import { useProducts } from '../components/product-names';
 import { useAnnounce } from '../components/status';
 import { useAction } from '../components/use-api';
 import { formatDate, formatDateTime } from '../format';
+import { href } from '../router';
 import type { OffsetPage, Subscription } from '../types';
 
 export function SubscriptionsPage() {
@@ -45,7 +47,18 @@ export function SubscriptionsPage() {
           <ListTable
             caption="Subscriptions"
             rows={page.subscriptions}
-            empty={<p>No subscriptions yet. Buyers of recurring products appear here.</p>}
+            empty={
+              <EmptyState
+                title="No subscriptions yet"
+                action={
+                  <a class="button secondary" href={href('/products/new')}>
+                    Create a recurring product
+                  </a>
+                }
+              >
+                Buyers of recurring products appear here, with their renewals.
+              </EmptyState>
+            }
             columns={[
               { title: 'Subscriber', cell: (s) => s.email },
               { title: 'Product', cell: (s) => products.name(s.productId) },

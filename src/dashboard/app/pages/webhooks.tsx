@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { EmptyState, useCreatePanel } from '../components/create-panel';
 import { SecretOnce } from '../components/dialog';
 import { Form, namedOptions, SelectField, Submit } from '../components/form';
 import { ListTable, NumberedPager } from '../components/list';
@@ -19,17 +20,33 @@ export function WebhooksPage() {
   );
   const apps = useLoad(() => api.get<OffsetPage<'apps', App>>('/apps', { limit: 100 }), 'apps');
   const appList = apps.data?.apps ?? [];
+  const create = useCreatePanel('New webhook');
   return (
-    <Page title="Webhooks">
+    <Page title="Webhooks" actions={create.button}>
       <p class="muted">
         Your server hears about licenses, apps and sign-ups as they happen, signed with the webhook’s secret.
       </p>
+      {create.panel(<CreateWebhook apps={appList} />)}
       <Loading state={webhooks}>
         {(page) => (
           <ListTable
             caption="Webhooks"
             rows={page.webhooks}
-            empty={<p>No webhooks yet.</p>}
+            empty={
+              !create.open && (
+                <EmptyState
+                  title="No webhooks yet"
+                  action={
+                    <button type="button" class="primary" onClick={create.show}>
+                      Add your first webhook
+                    </button>
+                  }
+                >
+                  Add a webhook so your server hears when a license is created, changed or revoked, instead of
+                  asking for it.
+                </EmptyState>
+              )
+            }
             columns={[
               {
                 title: 'URL',
@@ -48,7 +65,6 @@ export function WebhooksPage() {
           />
         )}
       </Loading>
-      <CreateWebhook apps={appList} />
     </Page>
   );
 }

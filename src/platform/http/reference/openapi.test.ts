@@ -75,8 +75,42 @@ describe('the API reference documents', () => {
       assert.equal(validator.version, '3.1');
       assert.match(doc.openapi, /^3\.1\./);
     }
-    assert.equal(documents.core.servers[0].url, server.config.publicOrigin);
+    assert.equal(documents.core.servers[0].url, server.config.apiBaseUrl);
     assert.equal(documents.pay.servers[0].url, server.config.payPublicUrl);
+    for (const doc of Object.values(documents)) {
+      assert.ok(doc.info.license?.name, 'info.license');
+      assert.ok(doc.info.contact?.url, 'info.contact');
+    }
+  });
+
+  test('core paths are relative to {base_url}, as the SDK addresses them; routes at the root name the origin', () => {
+    const paths = Object.keys(documents.core.paths);
+    assert.ok(paths.includes('/licenses/verify') && paths.includes('/apps/{appId}'));
+    assert.deepEqual(
+      paths.filter((path) => path.startsWith('/v1')),
+      [],
+      'no path repeats the version segment of the server',
+    );
+    const atRoot = operations(documents.core)
+      .filter(({ operation }) => operation.servers)
+      .map(({ key, operation }) => {
+        assert.deepEqual(
+          operation.servers.map((entry: Json) => entry.url),
+          [server.config.publicOrigin],
+        );
+        return key;
+      });
+    assert.deepEqual(atRoot.sort(), [
+      'GET /dashboard',
+      'GET /dashboard/assets/app.css',
+      'GET /dashboard/assets/app.js',
+      'GET /docs',
+      'GET /healthz',
+      'GET /readyz',
+    ]);
+    // The checkout host's routes sit at {pay_url} itself, as the interface addresses them.
+    assert.ok(documents.pay.paths['/api/checkout/mirror/validate']?.post);
+    assert.ok(operations(documents.pay).every(({ operation }) => !operation.servers));
   });
 
   test('every schema in them is JSON Schema 2020-12 with no keyword of our own left in', () => {
@@ -99,8 +133,12 @@ describe('the API reference documents', () => {
     for (const [host, app] of hosts()) {
       const doc = documents[host];
       const registered = new Set<string>();
+      // The core document's server ends in /v1; the routes outside it keep their full path.
+      const prefix = host === 'core' ? '/v1' : '';
       for (const route of registeredRoutes(app)) {
-        const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+        const relative =
+          prefix && route.url.startsWith(`${prefix}/`) ? route.url.slice(prefix.length) : route.url;
+        const path = relative.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
         const key = `${route.method} ${path}`;
         registered.add(key);
         const operation = doc.paths[path]?.[route.method.toLowerCase()];
@@ -163,13 +201,13 @@ describe('the API reference documents', () => {
   });
 
   test('admin and user-token routes say what they need, in words and in their 403', () => {
-    const users = documents.core.paths['/v1/admin/users'].get;
+    const users = documents.core.paths['/admin/users'].get;
     assert.match(users.description, /ADMIN role/);
     assert.deepEqual(
       users.responses['403'].content['application/json'].schema.properties.error.properties.code.enum,
       ['forbidden'],
     );
-    const keys = documents.core.paths['/v1/apps/{appId}/api-keys'].post;
+    const keys = documents.core.paths['/apps/{appId}/api-keys'].post;
     assert.match(keys.description, /user token only/);
     assert.ok(
       keys.responses['403'].content['application/json'].schema.properties.error.properties.code.enum.includes(
@@ -179,7 +217,7 @@ describe('the API reference documents', () => {
   });
 
   test('request shapes come from the validating schemas, with our error messages as descriptions', () => {
-    const create = documents.core.paths['/v1/products'].post;
+    const create = documents.core.paths['/products'].post;
     const body = create.requestBody.content['application/json'].schema;
     assert.equal(body.additionalProperties, false);
     assert.ok(body.required.includes('name'));
@@ -187,7 +225,7 @@ describe('the API reference documents', () => {
       body.properties.successUrl.description ?? JSON.stringify(body.properties.successUrl),
       /http/,
     );
-    const list = documents.core.paths['/v1/products'].get;
+    const list = documents.core.paths['/products'].get;
     const limit = list.parameters.find((parameter: Json) => parameter.name === 'limit');
     assert.equal(limit.in, 'query');
     assert.equal(limit.schema.maximum, 100);
@@ -198,7 +236,7 @@ describe('the API reference documents', () => {
   test('failures share one error body and narrow its code, which a response is checked against', () => {
     const ajv = new Ajv2020({ strict: false });
     ajv.addVocabulary(['example', 'components']);
-    const remove = documents.core.paths['/v1/products/{id}'].delete.responses;
+    const remove = documents.core.paths['/products/{id}'].delete.responses;
     const conflict = remove['409'].content['application/json'].schema;
     const validate = ajv.compile({ ...conflict, components: documents.core.components });
     const body = (code: string) => ({ error: { code, message: 'm', requestId: 'r' } });
@@ -225,7 +263,7 @@ describe('the API reference documents', () => {
           assert.equal(body.properties?.[name]?.default, undefined, `${host} ${key}: body ${name}`);
       }
     }
-    const series = documents.core.paths['/v1/analytics/licenses'].get.parameters;
+    const series = documents.core.paths['/analytics/licenses'].get.parameters;
     const interval = series.find((parameter: Json) => parameter.name === 'interval');
     assert.deepEqual([interval.required ?? false, interval.schema.default], [false, 'day']);
   });

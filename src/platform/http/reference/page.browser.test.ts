@@ -42,15 +42,21 @@ describe('the API reference page', () => {
     const headings = await page.locator('article h3').allTextContents();
     assert.deepEqual(headings.map((text) => text.replace(/\s+/g, ' ').trim()).sort(), expected.sort());
     const verify = page.locator('article', {
-      has: page.getByRole('heading', { name: 'POST /v1/licenses/verify' }),
+      has: page.getByRole('heading', { name: 'POST /licenses/verify', exact: true }),
     });
     assert.match((await verify.textContent()) ?? '', /Verify a license key/);
     assert.match((await verify.textContent()) ?? '', /Public: no credentials/);
     const keys = page.locator('article', {
-      has: page.getByRole('heading', { name: 'POST /v1/apps/{appId}/api-keys', exact: true }),
+      has: page.getByRole('heading', { name: 'POST /apps/{appId}/api-keys', exact: true }),
     });
     assert.match((await keys.textContent()) ?? '', /user token only/);
     assert.match((await keys.textContent()) ?? '', /user_token_required/);
+    // Paths are relative to {base_url}, which the header names; a route at the root says where it is.
+    assert.match((await page.locator('header').textContent()) ?? '', /paths are relative to .*\/v1/);
+    const probe = page.locator('article', {
+      has: page.getByRole('heading', { name: 'GET /readyz', exact: true }),
+    });
+    assert.match((await probe.textContent()) ?? '', /At the host’s root: http:\/\/[^ ]+\/readyz/);
 
     assert.equal(await page.locator('script').count(), 0);
     assert.deepEqual(consoleErrors, [], 'the strict policy refused nothing the page needs');
@@ -79,7 +85,7 @@ describe('the API reference page', () => {
       'Enter moves to the operations',
     );
     assert.equal(await page.getByRole('navigation', { name: 'Contents' }).count(), 1);
-    assert.ok((await page.getByRole('link', { name: 'GET /v1/products' }).count()) >= 1);
+    assert.ok((await page.getByRole('link', { name: 'GET /products', exact: true }).count()) >= 1);
   });
 
   test('the checkout host has its own, with its pages and no credentials', async () => {

@@ -46,6 +46,8 @@ interface Operation {
     { description?: string; content?: MediaTypes; headers?: Record<string, unknown> }
   >;
   'x-auth'?: string;
+  /** Its own server: a route outside the document's base address (at the host's root). */
+  servers?: { url: string }[];
 }
 
 export interface OpenApiDocument {
@@ -85,7 +87,7 @@ article{border:1px solid var(--line);border-radius:6px;padding:1rem 1.25rem;marg
 article h3{margin:0;font-size:1.05rem;display:flex;gap:.6rem;align-items:baseline;flex-wrap:wrap}
 article h4{margin:1rem 0 .25rem;font-size:.95rem}
 .method{display:inline-block;min-width:4.2rem;text-align:center;border-radius:4px;padding:0 .4rem;font:600 .8rem/1.6 ui-monospace,monospace;color:#fff;background:#444}
-.m-get{background:#1a6b3c}.m-post{background:#0b5cad}.m-put{background:#7a4b00}.m-patch{background:#6a3d9a}.m-delete{background:#a12a2a}
+.m-get{background:#1a6b3c}.m-post{background:#0b5cad}.m-put{background:#7a4b00}.m-patch{background:#6a3d9a}.m-delete{background:#a12a2a}.m-options{background:#4d5560}
 .summary{margin:.4rem 0 0;font-weight:600}
 .auth{margin:.4rem 0;padding:.25rem .6rem;background:var(--soft);border-left:4px solid var(--accent)}
 .desc{white-space:pre-line;color:var(--muted)}
@@ -131,7 +133,7 @@ const anchorOf = (method: string, path: string) =>
   `op-${method}-${path.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '')}`;
 const tagAnchor = (tag: string) => `tag-${tag.replace(/[^A-Za-z0-9]+/g, '-')}`;
 
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'options'] as const;
 const MAX_DEPTH = 8;
 
 export function renderReferencePage(doc: OpenApiDocument, options: { documentPath: string }): string {
@@ -266,6 +268,7 @@ export function renderReferencePage(doc: OpenApiDocument, options: { documentPat
     return `<article id="${id}" aria-labelledby="${id}-h">
 <h3 id="${id}-h"><span class="method m-${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
 <p class="summary">${prose(op.summary)}</p>
+${op.servers?.[0] ? `<p class="notes">At the host’s root: <code>${escapeHtml(op.servers[0].url + path)}</code></p>` : ''}
 ${description.length ? `<p class="desc">${prose(description.join('\n\n'))}</p>` : ''}
 <p class="auth">${prose(auth)}</p>
 ${parameters(op.parameters)}
@@ -327,7 +330,7 @@ ${tag.operations.map(({ method, path, op }) => operation(method, path, op)).join
 <header>
 <h1>${escapeHtml(doc.info.title)}</h1>
 <p>${prose(doc.info.description)}</p>
-<p>Version ${escapeHtml(doc.info.version)} · OpenAPI ${escapeHtml(doc.openapi)} · server <code>${escapeHtml(server)}</code> · <a href="${escapeHtml(options.documentPath)}">the OpenAPI document (JSON)</a></p>
+<p>Version ${escapeHtml(doc.info.version)} · OpenAPI ${escapeHtml(doc.openapi)} · paths are relative to <code>${escapeHtml(server)}</code> · <a href="${escapeHtml(options.documentPath)}">the OpenAPI document (JSON)</a></p>
 </header>
 <div class="layout">
 <nav aria-label="Contents">

@@ -1,0 +1,271 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  issueLicense,
+  type SellerWithApp,
+  sellerWithApp,
+  startTestServer,
+  type TestServer,
+} from '../../../src/testing/harness.js';
+import { type TestClock, testClock } from '../../../src/testing/test-clock.js';
+import {
+  type ClockState,
+  checkRevocations,
+  createOfflineActivationRequest,
+  type JsonWebKeySet,
+  LicenseFileError,
+  LicenseTokenError,
+  LicenseTokenVerifier,
+  type RevocationSnapshot,
+  verifyLicenseFile,
+} from './index.js';
+
+/** The SDK's offline checks against files and lists the real service signed. */
+let server: TestServer;
+let clock: TestClock;
+let seller: SellerWithApp;
+let keySet: JsonWebKeySet;
+
+before(async () => {
+  clock = testClock(new Date());
+  server = await startTestServer({}, { clock, ownDatabase: true });
+  seller = await sellerWithApp(server);
+  keySet = (await server.api.get('/licenses/jwks')).expect(200).body;
+});
+after(() => server.stop());
+
+/** What the seller's support does with a request: hand it in, send back the file. */
+async function handIn(request: string, extra: Record<string, unknown> = {}) {
+  return (
+    await server.api.post('/licenses/offline-activations', { request, ...extra }, { token: seller.token })
+  ).expect(200).body as { licenseFile: string; nonce: string };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(
+    () => assert.fail('accepted'),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof LicenseFileError, String(error));
+  return error.code;
+}
+
+const at = (seconds: number) => () => new Date(seconds * 1000);
+const nowSeconds = () => Math.floor(clock.now().getTime() / 1000);
+
+describe('license files in the SDK', () => {
+  test('a request written offline comes back as a file the machine checks with the key set', async () => {
+    const license = await issueLicense(server, seller, { metadata: { plan: 'pro' } });
+    // Typed the way a person would: lower case, no dashes.
+    const written = createOfflineActivationRequest({
+      key: license.key.toLowerCase().replace(/-/g, ''),
+      hwuid: 'air-1',
+      appId: seller.appId,
+    });
+    const answer = await handIn(written.request);
+    assert.equal(answer.nonce, written.nonce);
+    const claims = await verifyLicenseFile(answer.licenseFile, {
+      keySet,
+      appId: seller.appId,
+      hwuid: 'air-1',
+      nonce: written.nonce,
+      issuer: server.config.apiBaseUrl,
+      now: () => clock.now(),
+    });
+    assert.equal(claims.sub, license.id);
+    assert.equal(claims.plan, 'pro');
+    assert.equal(claims.token_use, 'service_license_file_v1');
+
+    const check = (options: Record<string, unknown>) =>
+      verifyLicenseFile(answer.licenseFile, {
+        keySet,
+        appId: seller.appId,
+        hwuid: 'air-1',
+        now: () => clock.now(),
+        ...options,
+      });
+    assert.equal(await rejection(check({ hwuid: 'air-2' })), 'wrong_device');
+    assert.equal(await rejection(check({ appId: 'another-app' })), 'wrong_app');
+    assert.equal(await rejection(check({ nonce: 'another-request-nonce' })), 'wrong_nonce');
+    assert.equal(await rejection(check({ keySet: { keys: [] } })), 'bad_signature');
+    assert.equal(await rejection(check({ now: at(nowSeconds() + 366 * 86_400) })), 'expired');
+
+    const [head, body, signature] = answer.licenseFile.split('.');
+    const forged = JSON.parse(Buffer.from(body ?? '', 'base64url').toString());
+    forged.exp += 10 * 365 * 86_400;
+    const tampered = `${head}.${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${signature}`;
+    assert.equal(
+      await rejection(verifyLicenseFile(tampered, { keySet, appId: seller.appId, hwuid: 'air-1' })),
+      'bad_signature',
+    );
+  });
+
+  test('files and license tokens are not taken for one another', async () => {
+    const license = await issueLicense(server, seller);
+    const { licenseFile } = await handIn(
+      createOfflineActivationRequest({ key: license.key, hwuid: 'pc-1' }).request,
+    );
+    const verified = (
+      await server.api.post('/licenses/verify', { key: license.key, hwuid: 'pc-1', appId: seller.appId })
+    ).expect(200).body;
+    const options = { keySet, appId: seller.appId, hwuid: 'pc-1', now: () => clock.now() };
+    assert.equal(await rejection(verifyLicenseFile(verified.license_token, options)), 'wrong_token_use');
+    const tokenVerifier = new LicenseTokenVerifier({ appId: seller.appId, keySet, now: () => clock.now() });
+    const refused = await tokenVerifier.verify(licenseFile).then(
+      () => 'accepted',
+      (error: unknown) => error instanceof LicenseTokenError && error.code,
+    );
+    assert.notEqual(refused, 'accepted');
+  });
+
+  test('an encrypted file opens only with its license key', async () => {
+    const license = await issueLicense(server, seller);
+    const other = await issueLicense(server, seller);
+    const { licenseFile } = await handIn(
+      createOfflineActivationRequest({ key: license.key, hwuid: 'vault' }).request,
+      { encrypt: true },
+    );
+    const options = { keySet, appId: seller.appId, hwuid: 'vault', now: () => clock.now() };
+    assert.equal(await rejection(verifyLicenseFile(licenseFile, options)), 'decryption_failed');
+    assert.equal(
+      await rejection(verifyLicenseFile(licenseFile, { ...options, licenseKey: other.key })),
+      'decryption_failed',
+    );
+    const claims = await verifyLicenseFile(licenseFile, {
+      ...options,
+      licenseKey: license.key.toLowerCase(),
+    });
+    assert.equal(claims.sub, license.id);
+  });
+
+  test('a clock set back before the file’s issue time or the last time seen is refused', async () => {
+    const license = await issueLicense(server, seller);
+    const { licenseFile } = await handIn(
+      createOfflineActivationRequest({ key: license.key, hwuid: 'pc-9' }).request,
+    );
+    const issued = nowSeconds();
+    const state: ClockState = { lastSeen: 0 };
+    const check = (seconds: number) =>
+      verifyLicenseFile(licenseFile, {
+        keySet,
+        appId: seller.appId,
+        hwuid: 'pc-9',
+        clock: state,
+        now: at(seconds),
+      });
+    assert.equal(await rejection(check(issued - 3600)), 'clock_rollback');
+    // Accepted a month on; the machine remembers it.
+    await check(issued + 30 * 86_400);
+    assert.equal(state.lastSeen, (issued + 30 * 86_400) * 1000);
+    // Setting the clock back a week is refused, a few seconds of drift is not.
+    assert.equal(await rejection(check(issued + 23 * 86_400)), 'clock_rollback');
+    await check(issued + 30 * 86_400 - 10);
+    assert.equal(state.lastSeen, (issued + 30 * 86_400) * 1000, 'the latest time seen never moves back');
+
+    // The same guard through a store (a file, the registry…).
+    let saved: ClockState | undefined = { lastSeen: (issued + 40 * 86_400) * 1000 };
+    const store = {
+      load: () => saved,
+      save: (value: ClockState) => {
+        saved = value;
+      },
+    };
+    assert.equal(
+      await rejection(
+        verifyLicenseFile(licenseFile, {
+          keySet,
+          appId: seller.appId,
+          hwuid: 'pc-9',
+          clock: store,
+          now: at(issued + 86_400),
+        }),
+      ),
+      'clock_rollback',
+    );
+    await verifyLicenseFile(licenseFile, {
+      keySet,
+      appId: seller.appId,
+      hwuid: 'pc-9',
+      clock: store,
+      now: at(issued + 41 * 86_400),
+    });
+    assert.equal(saved?.lastSeen, (issued + 41 * 86_400) * 1000);
+  });
+
+  test('a revocation list learnt online refuses the revoked license offline, and an older list cannot lift it', async () => {
+    const kept = await issueLicense(server, seller);
+    const revoked = await issueLicense(server, seller);
+    const files = await Promise.all(
+      [kept, revoked].map(
+        async (license) =>
+          (await handIn(createOfflineActivationRequest({ key: license.key, hwuid: 'pc-r' }).request))
+            .licenseFile,
+      ),
+    );
+    const fetchList = async () =>
+      (await server.api.get(`/licenses/revocations?appId=${seller.appId}`)).expect(200).body;
+    let saved: RevocationSnapshot | undefined;
+    const store = {
+      load: () => saved,
+      save: (value: RevocationSnapshot) => {
+        saved = value;
+      },
+    };
+    const options = { keySet, appId: seller.appId, store, now: () => clock.now() };
+    const before = await fetchList();
+    await checkRevocations(before, options);
+    assert.deepEqual(saved?.revoked.includes(revoked.id), false);
+
+    (
+      await server.api.post(
+        `/apps/${seller.appId}/licenses/${revoked.id}/revoke`,
+        {},
+        { token: seller.token },
+      )
+    ).expect(200);
+    clock.advance(3600_000);
+    const snapshot = await checkRevocations(await fetchList(), options);
+    assert.ok(snapshot.revoked.includes(revoked.id), 'the revoked license is on the list');
+
+    const verify = (file: string) =>
+      verifyLicenseFile(file, {
+        keySet,
+        appId: seller.appId,
+        hwuid: 'pc-r',
+        revocations: store,
+        now: () => clock.now(),
+      });
+    assert.equal(await rejection(verify(files[1] ?? '')), 'revoked');
+    assert.equal((await verify(files[0] ?? '')).sub, kept.id);
+
+    // Replaying the list from before the revocation keeps the newer one in force.
+    const inForce = await checkRevocations(before, options);
+    assert.ok(inForce.revoked.includes(revoked.id), 'the newer list stays in force');
+    assert.equal(await rejection(verify(files[1] ?? '')), 'revoked');
+
+    // Another app's list, or a license file passed as a list, is refused.
+    const other = await sellerWithApp(server);
+    const foreign = (await server.api.get(`/licenses/revocations?appId=${other.appId}`)).expect(200).body;
+    assert.equal(await rejection(checkRevocations(foreign, options)), 'wrong_app');
+    assert.equal(await rejection(checkRevocations(files[0] ?? '', options)), 'wrong_token_use');
+    // A list a day old has expired.
+    clock.advance(25 * 3600_000);
+    assert.equal(await rejection(checkRevocations(before, { ...options, store: undefined })), 'expired');
+  });
+
+  test('createOfflineActivationRequest refuses what the service would refuse', () => {
+    assert.throws(() => createOfflineActivationRequest({ key: 'nope', hwuid: 'pc' }), /key/);
+    assert.throws(
+      () => createOfflineActivationRequest({ key: '00000-00000-00000-00000-00000-00000', hwuid: ' ' }),
+      /hwuid/,
+    );
+    const { request, nonce } = createOfflineActivationRequest({
+      key: '00000-00000-00000-00000-00000-00000',
+      hwuid: 'pc',
+    });
+    const decoded = JSON.parse(Buffer.from(request, 'base64url').toString());
+    assert.equal(decoded.v, 1);
+    assert.equal(decoded.nonce, nonce);
+    assert.match(nonce, /^[A-Za-z0-9_-]{22}$/);
+  });
+});

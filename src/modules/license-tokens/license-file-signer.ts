@@ -1,0 +1,202 @@
+import { webcrypto } from 'node:crypto';
+import { CompactEncrypt } from 'jose';
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Tier } from '../../platform/http/principal.js';
+import type { KeyRing } from './key-ring.js';
+import * as store from './store.js';
+import { type VerificationTier, verificationTierOf } from './token-lifetime.js';
+
+/** token_use of a license file: never accepted where a license token is expected, nor the reverse. */
+export const LICENSE_FILE_USE = 'service_license_file_v1';
+/** token_use of a signed revocation list. */
+export const REVOCATION_LIST_USE = 'service_revocation_list_v1';
+/** A revocation list is good for a day; clients fetch a fresh one whenever they are online. */
+export const REVOCATION_LIST_LIFETIME_SECONDS = 24 * 60 * 60;
+/**
+ * Lists are issued at the start of the hour, so the same content signs to the same bytes for an
+ * hour (RS256 is deterministic) and an ETag can name it: a client told 304 keeps a list at most
+ * an hour older than a fresh one.
+ */
+export const REVOCATION_LIST_STEP_SECONDS = 60 * 60;
+
+/** The issue time (seconds) a revocation list signed at `now` carries. */
+export function revocationListIssuedAt(now: Date): number {
+  const seconds = Math.floor(now.getTime() / 1000);
+  return seconds - (seconds % REVOCATION_LIST_STEP_SECONDS);
+}
+/** Without `validDays`, a file is valid for a year at most (and never past the license). */
+export const DEFAULT_LICENSE_FILE_DAYS = 365;
+
+/**
+ * An encrypted file's key: HKDF-SHA256 over the canonical license key (as written, with dashes),
+ * with this salt and info, 32 bytes, for JWE `dir` + `A256GCM`. The SDK derives the same key.
+ */
+export const LICENSE_FILE_KEY_SALT = 'licensing-service/license-file';
+export const LICENSE_FILE_KEY_INFO = 'A256GCM key v1';
+
+export interface LicenseFileSubject {
+  licenseId: string;
+  appId: string;
+  hwuid: string;
+  nonce: string;
+  /** Status as shown to clients (ACTIVE). */
+  status: string;
+  sellerTier: Tier;
+  plan?: string;
+  features?: string[];
+  licenseExpiresAt: Date | null;
+}
+
+export interface LicenseFileClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  iat: number;
+  nbf: number;
+  exp: number;
+  token_use: typeof LICENSE_FILE_USE;
+  hwuid: string;
+  nonce: string;
+  status: string;
+  svc_vt: VerificationTier;
+  seller_tier: Tier;
+  plan?: string;
+  features?: string[];
+  license_exp?: number;
+}
+
+export interface RevocationEntry {
+  /** The license id. */
+  sub: string;
+  /** When it was revoked or suspended (seconds). */
+  at: number;
+}
+
+export type LicenseFileSigner = ReturnType<typeof createLicenseFileSigner>;
+
+/**
+ * Signs what offline machines rely on — license files and revocation lists — with the same
+ * published keys as license tokens (RS256, kid in the header, the key set at /licenses/jwks),
+ * each with its own token_use. A key that signs a license file stays published until the file
+ * expires (store.keepKeyForLicenseFile), so a rotation never strands an offline machine.
+ */
+export function createLicenseFileSigner({
+  db,
+  keys,
+  clock,
+  issuer,
+}: {
+  db: Db;
+  keys: KeyRing;
+  clock: Clock;
+  issuer: string;
+}) {
+  type SigningKey = NonNullable<Awaited<ReturnType<KeyRing['signingKey']>>>;
+
+  async function sign(key: SigningKey, claims: object): Promise<string> {
+    const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const signature = await webcrypto.subtle.sign(
+      'RSASSA-PKCS1-v1_5',
+      key.privateKey,
+      Buffer.from(signingInput),
+    );
+    return `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
+  }
+
+  return {
+    /** Whether a key signs now; checked before anything is bound. */
+    ready: async () => (await keys.signingKey()) !== null,
+
+    /**
+     * A license file for one device: valid for `validDays` (default a year), never past the
+     * license's expiry. With `encryptTo` (the canonical license key) the signed file is wrapped
+     * in a JWE only that key opens. Null when no key signs.
+     */
+    async issue(
+      subject: LicenseFileSubject,
+      options: { validDays?: number; encryptTo?: string } = {},
+    ): Promise<{ licenseFile: string; issuedAt: Date; expiresAt: Date; kid: string } | null> {
+      const iat = Math.floor(clock.now().getTime() / 1000);
+      const licenseExp = subject.licenseExpiresAt
+        ? Math.floor(subject.licenseExpiresAt.getTime() / 1000)
+        : null;
+      const exp = Math.min(
+        iat + (options.validDays ?? DEFAULT_LICENSE_FILE_DAYS) * 86_400,
+        licenseExp ?? Number.POSITIVE_INFINITY,
+      );
+      const claims: LicenseFileClaims = {
+        iss: issuer,
+        sub: subject.licenseId,
+        aud: subject.appId,
+        iat,
+        nbf: iat,
+        exp,
+        token_use: LICENSE_FILE_USE,
+        hwuid: subject.hwuid,
+        nonce: subject.nonce,
+        status: subject.status,
+        svc_vt: verificationTierOf(subject.sellerTier),
+        seller_tier: subject.sellerTier,
+        ...(subject.plan !== undefined ? { plan: subject.plan } : {}),
+        ...(subject.features !== undefined ? { features: subject.features } : {}),
+        ...(licenseExp !== null ? { license_exp: licenseExp } : {}),
+      };
+      const key = await keys.signingKey();
+      if (!key) return null;
+      const expiresAt = new Date(exp * 1000);
+      // Recorded before the file exists, so no file outlives its key's publication.
+      await store.keepKeyForLicenseFile(db, key.kid, expiresAt);
+      const signed = await sign(key, claims);
+      const licenseFile = options.encryptTo ? await encryptLicenseFile(signed, options.encryptTo) : signed;
+      return { licenseFile, issuedAt: new Date(iat * 1000), expiresAt, kid: key.kid };
+    },
+
+    /** The signed revocation list of one app, issued at revocationListIssuedAt. Null when no key signs. */
+    async revocationList(
+      appId: string,
+      version: number,
+      revoked: RevocationEntry[],
+      iat = revocationListIssuedAt(clock.now()),
+    ): Promise<{ list: string; issuedAt: Date; expiresAt: Date } | null> {
+      const key = await keys.signingKey();
+      if (!key) return null;
+      const exp = iat + REVOCATION_LIST_LIFETIME_SECONDS;
+      const list = await sign(key, {
+        iss: issuer,
+        aud: appId,
+        iat,
+        nbf: iat,
+        exp,
+        token_use: REVOCATION_LIST_USE,
+        version,
+        revoked,
+      });
+      return { list, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+    },
+  };
+}
+
+/** The JWE key of a license file, from the canonical license key (see LICENSE_FILE_KEY_SALT). */
+export async function licenseFileKey(canonicalKey: string): Promise<Uint8Array> {
+  const material = await webcrypto.subtle.importKey('raw', Buffer.from(canonicalKey), 'HKDF', false, [
+    'deriveBits',
+  ]);
+  const bits = await webcrypto.subtle.deriveBits(
+    {
+      name: 'HKDF',
+      hash: 'SHA-256',
+      salt: Buffer.from(LICENSE_FILE_KEY_SALT),
+      info: Buffer.from(LICENSE_FILE_KEY_INFO),
+    },
+    material,
+    256,
+  );
+  return new Uint8Array(bits);
+}
+
+async function encryptLicenseFile(jws: string, canonicalKey: string): Promise<string> {
+  return new CompactEncrypt(new TextEncoder().encode(jws))
+    .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', cty: 'JWT' })
+    .encrypt(await licenseFileKey(canonicalKey));
+}

@@ -1,0 +1,526 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import {
+  createApiKey,
+  createApp,
+  issueLicense,
+  type SellerWithApp,
+  sellerWithApp,
+  signUp,
+  startTestServer,
+  type TestServer,
+} from '../../testing/harness.js';
+import { assertError, type HttpClient, type HttpResponse } from '../../testing/http-client.js';
+import { buyWithSandbox, createMonthlyProduct } from '../../testing/purchases.js';
+import { type TestClock, testClock } from '../../testing/test-clock.js';
+
+/**
+ * Idempotency-Key on the creating POSTs of both hosts, HTTP in and database out. The file moves
+ * its clock by days and purges keys, so it owns its database.
+ */
+let server: TestServer;
+let clock: TestClock;
+before(async () => {
+  clock = testClock(new Date());
+  server = await startTestServer({ USER_TOKEN_TTL: '2592000' }, { clock, ownDatabase: true });
+});
+after(() => server.stop());
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const REPLAYED = 'idempotent-replayed';
+
+const withKey = (key: string, token?: string) => ({
+  headers: { 'idempotency-key': key },
+  ...(token ? { token } : {}),
+});
+
+async function licensesOf(appId: string): Promise<number> {
+  const row = await server.db
+    .selectFrom('licenses')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('app_id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function keysOf(userId: string): Promise<number> {
+  const row = await server.db
+    .selectFrom('idempotency_keys')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('scope', '=', `seller:${userId}`)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+const issue = (seller: SellerWithApp, key: string, body: Record<string, unknown>, token = seller.token) =>
+  server.api.post(`/apps/${seller.appId}/licenses`, body, withKey(key, token));
+
+/** The second answer is the first one again, byte for byte, marked as replayed. */
+function assertReplay(first: HttpResponse, again: HttpResponse): void {
+  assert.equal(first.headers.get(REPLAYED), null, 'the first answer is not a replay');
+  assert.equal(again.headers.get(REPLAYED), 'true', `not replayed: ${again.status} ${again.text}`);
+  assert.equal(again.status, first.status);
+  assert.equal(again.text, first.text);
+  assert.equal(again.headers.get('content-type'), first.headers.get('content-type'));
+}
+
+describe('a creating request sent again with its Idempotency-Key', () => {
+  test('answers the first answer, marked replayed, and creates one license', async () => {
+    const seller = await sellerWithApp(server);
+    const key = randomUUID();
+    const first = (await issue(seller, key, { email: 'a@example.com', maxDevices: 2 })).expect(201);
+    // The same body with its fields in another order is the same request.
+    const again = await issue(seller, key, { maxDevices: 2, email: 'a@example.com' });
+    assertReplay(first, again);
+    assert.equal(again.headers.get('x-request-id'), first.headers.get('x-request-id'));
+    assert.equal(await licensesOf(seller.appId), 1);
+  });
+
+  test('replays a refusal as it was, without trying again', async () => {
+    const seller = await sellerWithApp(server);
+    const key = randomUUID();
+    const missing = randomUUID();
+    const first = assertError(await issue(seller, key, { productId: missing }), 400, 'validation_failed');
+    const again = await issue(seller, key, { productId: missing });
+    assert.equal(again.headers.get(REPLAYED), 'true');
+    // The replayed error body still names the request id its header carries.
+    assert.deepEqual(assertError(again, 400, 'validation_failed'), first);
+    assert.equal(await licensesOf(seller.appId), 0);
+  });
+
+  test('with another body or another path answers 422 idempotency_key_reused and creates nothing', async () => {
+    const seller = await sellerWithApp(server);
+    const other = await createApp(server, seller.token, 'Other');
+    const key = randomUUID();
+    (await issue(seller, key, { email: 'a@example.com' })).expect(201);
+    const error = assertError(
+      await issue(seller, key, { email: 'b@example.com' }),
+      422,
+      'idempotency_key_reused',
+    );
+    assert.equal(error.details?.[0]?.field, 'Idempotency-Key');
+    assertError(
+      await server.api.post(
+        `/apps/${other.id}/licenses`,
+        { email: 'a@example.com' },
+        withKey(key, seller.token),
+      ),
+      422,
+      'idempotency_key_reused',
+    );
+    assert.equal(await licensesOf(seller.appId), 1);
+    assert.equal(await licensesOf(other.id), 0);
+  });
+
+  test('from another seller does its own work: keys are per seller', async () => {
+    const one = await signUp(server);
+    const two = await signUp(server);
+    const key = randomUUID();
+    const first = (await server.api.post('/apps', { name: 'Same' }, withKey(key, one.token))).expect(201);
+    const second = (await server.api.post('/apps', { name: 'Same' }, withKey(key, two.token))).expect(201);
+    assert.equal(second.headers.get(REPLAYED), null);
+    assert.notEqual(second.body.id, first.body.id);
+    assert.equal(second.body.userId, two.user.id);
+  });
+
+  test('is shared by a seller’s session and API keys, but never replayed to a key of another app', async () => {
+    const seller = await sellerWithApp(server);
+    const otherApp = await createApp(server, seller.token, 'Other');
+    const ownKey = await createApiKey(server, seller.token, seller.appId);
+    const otherKey = await createApiKey(server, seller.token, otherApp.id);
+    const key = randomUUID();
+    const body = { email: 'k@example.com' };
+    const first = (await issue(seller, key, body, ownKey.key)).expect(201);
+    // The session reaches every app of the seller: it could have had this answer.
+    assertReplay(first, await issue(seller, key, body, seller.token));
+    assertError(await issue(seller, key, body, otherKey.key), 422, 'idempotency_key_reused');
+
+    // An answer the session got is not handed to an API key, which may reach less.
+    const sessionKey = randomUUID();
+    (await issue(seller, sessionKey, body, seller.token)).expect(201);
+    assertError(await issue(seller, sessionKey, body, ownKey.key), 422, 'idempotency_key_reused');
+    assert.equal(await licensesOf(seller.appId), 2);
+  });
+
+  test('sent many times at once creates one license; the others replay it or answer 409', async () => {
+    const seller = await sellerWithApp(server);
+    for (let round = 0; round < 5; round++) {
+      const key = randomUUID();
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () => issue(seller, key, { email: `r${round}@example.com` })),
+      );
+      const created = answers.filter((res) => res.status === 201);
+      const busy = answers.filter((res) => res.status === 409);
+      assert.equal(created.length + busy.length, answers.length, answers.map((r) => r.text).join('\n'));
+      assert.ok(created.length >= 1);
+      assert.equal(created.filter((res) => res.headers.get(REPLAYED) === null).length, 1);
+      assert.equal(new Set(created.map((res) => res.text)).size, 1);
+      for (const res of busy) {
+        assertError(res, 409, 'idempotency_key_in_use');
+        assert.equal(res.headers.get('retry-after'), '1');
+      }
+      assert.equal(await licensesOf(seller.appId), round + 1);
+      // Once the work is done, the key only replays.
+      const later = await issue(seller, key, { email: `r${round}@example.com` });
+      assertReplay(created.find((res) => res.headers.get(REPLAYED) === null) as HttpResponse, later);
+    }
+  });
+
+  test('while the first is still in progress answers 409 with Retry-After; a claim left stale is taken over', async () => {
+    const seller = await sellerWithApp(server);
+    const key = randomUUID();
+    const body = { email: 'stale@example.com' };
+    (await issue(seller, key, body)).expect(201);
+    // As if the node doing the work had not finished it: a claim made just now, then one long ago.
+    const scope = `seller:${seller.user.id}`;
+    await server.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'in_progress', created_at: clock.now() })
+      .where('scope', '=', scope)
+      .execute();
+    const busy = await issue(seller, key, body);
+    assertError(busy, 409, 'idempotency_key_in_use');
+    assert.equal(busy.headers.get('retry-after'), '1');
+    assert.equal(await licensesOf(seller.appId), 1);
+
+    await server.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: new Date(clock.now().getTime() - 6 * 60_000) })
+      .where('scope', '=', scope)
+      .execute();
+    const redone = (await issue(seller, key, body)).expect(201);
+    assert.equal(redone.headers.get(REPLAYED), null);
+    assert.equal(await licensesOf(seller.appId), 2);
+    assertReplay(redone, await issue(seller, key, body));
+  });
+
+  test('after a 5xx is not kept: the retry does the work', async () => {
+    const seller = await sellerWithApp(server);
+    const email = `fails-${randomUUID()}@example.com`;
+    // A fault in the database for this one e-mail: the insert fails and the request answers 500.
+    await sql
+      .raw(`create function fail_once_${seller.appId.replaceAll('-', '')}() returns trigger language plpgsql as $$
+        begin
+          if new.email = '${email}' then raise exception 'injected fault'; end if;
+          return new;
+        end $$;
+        create trigger fail_once before insert on licenses
+          for each row execute function fail_once_${seller.appId.replaceAll('-', '')}();`)
+      .execute(server.db);
+    const key = randomUUID();
+    try {
+      assertError(await issue(seller, key, { email }), 500, 'internal_error');
+      assert.equal(await keysOf(seller.user.id), 0, 'the failed claim is released');
+    } finally {
+      await sql.raw('drop trigger fail_once on licenses').execute(server.db);
+    }
+    const retried = (await issue(seller, key, { email })).expect(201);
+    assert.equal(retried.headers.get(REPLAYED), null);
+    assert.equal(await licensesOf(seller.appId), 1);
+  });
+
+  test('is remembered for 24 hours, then forgotten by the purge and free to do new work', async () => {
+    const seller = await sellerWithApp(server);
+    const key = randomUUID();
+    const body = { email: 'day@example.com' };
+    const first = (await issue(seller, key, body)).expect(201);
+    clock.advance(23 * HOUR);
+    assertReplay(first, await issue(seller, key, body));
+    clock.advance(2 * HOUR);
+    assert.ok((await server.service.modules.idempotency.purgeExpired()) >= 1);
+    assert.equal(await keysOf(seller.user.id), 0);
+    const fresh = (await issue(seller, key, body)).expect(201);
+    assert.equal(fresh.headers.get(REPLAYED), null);
+    assert.notEqual(fresh.body.id, first.body.id);
+    assert.equal(await licensesOf(seller.appId), 2);
+  });
+
+  test('an expired key is not replayed even before the purge has run', async () => {
+    const seller = await sellerWithApp(server);
+    const key = randomUUID();
+    const first = (await issue(seller, key, { email: 'late@example.com' })).expect(201);
+    clock.advance(DAY + 1);
+    const fresh = (await issue(seller, key, { email: 'other@example.com' })).expect(201);
+    assert.equal(fresh.headers.get(REPLAYED), null);
+    assert.notEqual(fresh.body.id, first.body.id);
+  });
+});
+
+describe('the Idempotency-Key header', () => {
+  test('that is empty, too long or not printable ASCII answers 400 naming it and creates nothing', async () => {
+    const seller = await sellerWithApp(server);
+    for (const key of ['', 'k'.repeat(256), 'clé-1', 'tab\tinside']) {
+      const error = assertError(
+        await issue(seller, key, { email: 'x@example.com' }),
+        400,
+        'validation_failed',
+      );
+      assert.equal(error.details?.[0]?.field, 'idempotency-key', JSON.stringify(error));
+      assert.match(error.message, /^idempotency-key: /);
+    }
+    assert.equal(await licensesOf(seller.appId), 0);
+    (await issue(seller, 'k'.repeat(255), { email: 'x@example.com' })).expect(201);
+  });
+
+  test('is ignored by routes that do not create: verify and a secret rotation run each time', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, {});
+    const key = randomUUID();
+    for (let i = 0; i < 2; i++) {
+      const verified = (await server.api.post('/licenses/verify', { key: license.key }, withKey(key))).expect(
+        200,
+      );
+      assert.equal(verified.headers.get(REPLAYED), null);
+    }
+    const product = (
+      await server.api.post(
+        '/products',
+        { appId: seller.appId, name: 'P', price: 5, currency: 'USD' },
+        { token: seller.token },
+      )
+    ).expect(201).body;
+    const rotate = () =>
+      server.api.post(
+        `/products/${product.id}/rotate-callback-secret`,
+        undefined,
+        withKey(key, seller.token),
+      );
+    const one = (await rotate()).expect(200);
+    const two = (await rotate()).expect(200);
+    assert.equal(two.headers.get(REPLAYED), null);
+    assert.notEqual(two.body.callbackSecret, one.body.callbackSecret);
+    assert.equal(await keysOf(seller.user.id), 0);
+  });
+});
+
+interface CreatingRoute {
+  host: 'core' | 'pay';
+  /** Sends the request with `key`; `ctx` is made once per route by `prepare`. */
+  send(key: string, ctx: Ctx): Promise<HttpResponse>;
+  /** How many of what the route makes exist: the replay must not add one. */
+  count(ctx: Ctx): Promise<number>;
+  prepare?(ctx: Ctx): Promise<void>;
+}
+
+interface Ctx {
+  seller: SellerWithApp;
+  productId?: string;
+  subscriptionId?: string;
+  callbackSecret?: string;
+}
+
+const countWhere = async (
+  table: 'apps' | 'api_keys' | 'products' | 'licenses' | 'webhook_endpoints' | 'orders',
+  column: 'user_id' | 'app_id' | 'product_id',
+  value: string,
+) => {
+  const row = await server.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(column, '=', value)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+};
+
+const post = (client: HttpClient, path: string, body: unknown, key: string, token?: string) =>
+  client.post(path, body, withKey(key, token));
+
+async function onSaleProduct(ctx: Ctx) {
+  const product = (
+    await server.api.post(
+      '/products',
+      { appId: ctx.seller.appId, name: 'Tool', price: 12, currency: 'USD' },
+      { token: ctx.seller.token },
+    )
+  ).expect(201).body;
+  ctx.productId = product.id;
+}
+
+/** Every route that takes the flag (core paths without /v1); the catalog test below keeps this complete. */
+const CREATING_ROUTES: Record<string, CreatingRoute> = {
+  'core POST /apps': {
+    host: 'core',
+    send: (key, ctx) => post(server.api, '/apps', { name: 'Made once' }, key, ctx.seller.token),
+    count: (ctx) => countWhere('apps', 'user_id', ctx.seller.user.id),
+  },
+  'core POST /apps/{appId}/api-keys': {
+    host: 'core',
+    send: (key, ctx) =>
+      post(server.api, `/apps/${ctx.seller.appId}/api-keys`, { name: 'ci' }, key, ctx.seller.token),
+    count: (ctx) => countWhere('api_keys', 'app_id', ctx.seller.appId),
+  },
+  'core POST /products': {
+    host: 'core',
+    send: (key, ctx) =>
+      post(
+        server.api,
+        '/products',
+        { appId: ctx.seller.appId, name: 'Once', price: 3, currency: 'EUR' },
+        key,
+        ctx.seller.token,
+      ),
+    count: (ctx) => countWhere('products', 'user_id', ctx.seller.user.id),
+  },
+  'core POST /apps/{appId}/licenses': {
+    host: 'core',
+    send: (key, ctx) =>
+      post(
+        server.api,
+        `/apps/${ctx.seller.appId}/licenses`,
+        { email: 'l@example.com' },
+        key,
+        ctx.seller.token,
+      ),
+    count: (ctx) => countWhere('licenses', 'app_id', ctx.seller.appId),
+  },
+  'core POST /webhooks': {
+    host: 'core',
+    send: (key, ctx) =>
+      post(
+        server.api,
+        '/webhooks',
+        { url: 'http://127.0.0.1:9/hook', events: ['license.created'] },
+        key,
+        ctx.seller.token,
+      ),
+    count: (ctx) => countWhere('webhook_endpoints', 'user_id', ctx.seller.user.id),
+  },
+  'core POST /stripe/create-payment-intent': {
+    host: 'core',
+    prepare: onSaleProduct,
+    send: (key, ctx) =>
+      post(
+        server.api,
+        '/stripe/create-payment-intent',
+        { productId: ctx.productId, email: 'b@example.com' },
+        key,
+      ),
+    count: (ctx) => countWhere('orders', 'product_id', ctx.productId as string),
+  },
+  'core POST /subscriptions/{id}/cancel': {
+    host: 'core',
+    prepare: subscribe,
+    send: (key, ctx) =>
+      post(server.api, `/subscriptions/${ctx.subscriptionId}/cancel`, undefined, key, ctx.seller.token),
+    // Without the key a second cancel would answer 409 subscription_inactive.
+    count: async (ctx) => {
+      const row = await server.db
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('type', '=', 'subscription.canceled')
+        .where('user_id', '=', ctx.seller.user.id)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  },
+  'pay POST /api/checkout/payment-intent': {
+    host: 'pay',
+    prepare: onSaleProduct,
+    send: (key, ctx) =>
+      post(
+        server.pay,
+        '/api/checkout/payment-intent',
+        { productId: ctx.productId, email: 'c@example.com', attempt: `attempt-${key.slice(0, 18)}` },
+        key,
+      ),
+    count: (ctx) => countWhere('orders', 'product_id', ctx.productId as string),
+  },
+  'pay POST /api/checkout/mirror/subscription/charge': {
+    host: 'pay',
+    prepare: async (ctx) => {
+      await subscribe(ctx);
+      clock.advance(28 * DAY);
+    },
+    send: (key, ctx) =>
+      post(
+        server.pay,
+        '/api/checkout/mirror/subscription/charge',
+        {
+          subscription_id: ctx.subscriptionId,
+          amount: 9.5,
+          currency: 'EUR',
+          callback_secret: ctx.callbackSecret,
+        },
+        key,
+      ),
+    count: (ctx) => countWhere('orders', 'product_id', ctx.productId as string),
+  },
+};
+
+/** A monthly product of the seller's, bought once with the sandbox card: one subscription. */
+async function subscribe(ctx: Ctx) {
+  const product = await createMonthlyProduct(server, ctx.seller.appId, ctx.seller.token);
+  await buyWithSandbox(server, product.id, `buyer-${randomUUID()}@example.com`);
+  const list = (await server.api.get('/subscriptions', { token: ctx.seller.token })).expect(200).body;
+  ctx.productId = product.id;
+  ctx.callbackSecret = product.callbackSecret;
+  ctx.subscriptionId = list.subscriptions[0].id;
+}
+
+/** POSTs that answer 201 but take no key, each with the reason. */
+const NOT_IDEMPOTENT: Record<string, string> = {
+  // Its answer carries a session token, which is not kept at rest; an e-mail registers once and a
+  // retry answers 409 email_taken, after which the client logs in.
+  'core POST /auth/register': 'answers a session token',
+};
+
+describe('every creating route', () => {
+  for (const [name, route] of Object.entries(CREATING_ROUTES)) {
+    test(`${name} replays its first answer to a retry with the same key and does the work once`, async () => {
+      const ctx: Ctx = { seller: await sellerWithApp(server) };
+      await route.prepare?.(ctx);
+      const before = await route.count(ctx);
+      const key = randomUUID();
+      const first = await route.send(key, ctx);
+      assert.ok(first.status < 300, `${name} answered ${first.status}: ${first.text}`);
+      const made = await route.count(ctx);
+      assert.equal(made, before + 1, `${name} made one`);
+      assertReplay(first, await route.send(key, ctx));
+      assert.equal(await route.count(ctx), made, `${name} did not do the work again`);
+      // Another key is another request.
+      const other = await route.send(randomUUID(), ctx);
+      assert.equal(other.headers.get(REPLAYED), null);
+    });
+  }
+
+  test('declares Idempotency-Key in the API reference, and only creating routes do', async () => {
+    const documents = {
+      core: (await server.api.get('/openapi.json')).expect(200).body,
+      pay: (await server.pay.get('/openapi.json')).expect(200).body,
+    };
+    const flagged: string[] = [];
+    const creating: string[] = [];
+    for (const [host, document] of Object.entries(documents)) {
+      for (const [path, item] of Object.entries<Record<string, Record<string, unknown>>>(document.paths)) {
+        for (const [method, operation] of Object.entries(item)) {
+          // Named without the core host's /v1, whether the document's paths carry it or its server does.
+          const name = `${host} ${method.toUpperCase()} ${path.replace(/^\/v1(?=\/)/, '')}`;
+          const parameters = (operation.parameters ?? []) as {
+            in: string;
+            name: string;
+            required?: boolean;
+          }[];
+          const header = parameters.find(
+            (p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
+          );
+          if (header) {
+            flagged.push(name);
+            assert.notEqual(header.required, true, `${name}: the header is optional`);
+            const responses = operation.responses as Record<string, unknown>;
+            assert.ok(responses['422'] && responses['409'], `${name} documents 409 and 422`);
+          }
+          if (method === 'post' && '201' in (operation.responses as object) && !NOT_IDEMPOTENT[name])
+            creating.push(name);
+        }
+      }
+    }
+    assert.deepEqual(flagged.sort(), Object.keys(CREATING_ROUTES).sort());
+    // A new POST answering 201 must take the flag (and a row above) or be listed as an exception.
+    for (const name of creating)
+      assert.ok(flagged.includes(name), `${name} creates but takes no Idempotency-Key`);
+    assert.ok(!flagged.includes('core POST /licenses/verify'));
+  });
+});
