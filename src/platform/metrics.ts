@@ -86,26 +86,33 @@ export function createMetrics({ enabled }: { enabled: boolean }): Metrics {
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const requestDuration = new Histogram({
-    name: 'licensing_http_request_duration_seconds',
-    help: 'HTTP requests by route pattern, method and status: time from arrival to the last byte written. _count is the request count.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: HTTP_BUCKETS,
-    registers,
-  });
+  const requestDuration = new RequestHistogram();
+  registry.registerMetric(requestDuration as unknown as Parameters<Registry['registerMetric']>[0]);
   const rateLimited = new Counter({
     name: 'licensing_rate_limit_refusals_total',
     help: 'Requests refused with 429 by a rate limit (per address, per license key or per sign-in), by route pattern.',
     labelNames: ['route'] as const,
     registers,
   });
-  const verifications = new Counter({
+  // Counted in plain memory on the verify path and added to the counters when scraped: a
+  // labelled inc() in prom-client converts and hashes its labels on every call.
+  const pendingOutcomes = new Map<string, number>();
+  let pendingTokens = 0;
+  new Counter({
+    collect() {
+      for (const [outcome, count] of pendingOutcomes) this.inc({ outcome }, count);
+      pendingOutcomes.clear();
+    },
     name: 'licensing_license_verifications_total',
     help: 'Verify and validate-hardware answers by outcome: valid, or the code of an invalid answer (license_not_found, license_expired, …).',
     labelNames: ['outcome'] as const,
     registers,
   });
-  const tokensIssued = new Counter({
+  new Counter({
+    collect() {
+      if (pendingTokens > 0) this.inc(pendingTokens);
+      pendingTokens = 0;
+    },
     name: 'licensing_license_tokens_issued_total',
     help: 'Signed license tokens handed out with valid verifications.',
     registers,
@@ -180,8 +187,13 @@ export function createMetrics({ enabled }: { enabled: boolean }): Metrics {
   return {
     registry,
     http: requestRecorder(requestDuration, rateLimited),
-    verifyOutcome: prebound(verifications, 'outcome', (code) => code ?? 'valid'),
-    tokenIssued: () => tokensIssued.inc(),
+    verifyOutcome: (code) => {
+      const outcome = code ?? 'valid';
+      pendingOutcomes.set(outcome, (pendingOutcomes.get(outcome) ?? 0) + 1);
+    },
+    tokenIssued: () => {
+      pendingTokens += 1;
+    },
     jobRun: (job, outcome, seconds) => jobRuns.labels(job, outcome).observe(seconds),
     webhookAttempt: (kind, outcome) => webhookAttempts.labels(kind, outcome).inc(),
     mailSend: (outcome) => mailSends.labels(outcome).inc(),
@@ -192,17 +204,79 @@ export function createMetrics({ enabled }: { enabled: boolean }): Metrics {
   };
 }
 
+interface RequestSeries {
+  labels: { route: string; method: string; status: string };
+  /** Observations per bucket, not cumulative; +Inf is the count. */
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
 /**
- * The HTTP recorder: one histogram child per route, method and status, looked up in a map per
- * route (keyed by the route's own config object, stable for its lifetime) so the hot path does
- * no label hashing and builds no strings.
+ * The request histogram, in plain arrays handed to the registry when scraped. Written here
+ * because prom-client's labelled `observe`, even on a child bound once, converts, validates and
+ * hashes its labels on every call: a few microseconds on each verify.
  */
-function requestRecorder(
-  duration: Histogram<'route' | 'method' | 'status'>,
-  rateLimited: Counter<'route'>,
-): RequestRecorder {
-  type Child = ReturnType<typeof duration.labels>;
-  const routes = new WeakMap<object, Map<number, Child>>();
+class RequestHistogram {
+  readonly name = 'licensing_http_request_duration_seconds';
+  readonly help =
+    'HTTP requests by route pattern, method and status: time from arrival to the last byte written. _count is the request count.';
+  readonly aggregator = 'sum';
+  private series: RequestSeries[] = [];
+
+  child(route: string, method: string, status: string): RequestSeries {
+    const series = {
+      labels: { route, method, status },
+      buckets: HTTP_BUCKETS.map(() => 0),
+      sum: 0,
+      count: 0,
+    };
+    this.series.push(series);
+    return series;
+  }
+
+  get() {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    for (const { labels, buckets, sum, count } of this.series) {
+      let cumulative = 0;
+      HTTP_BUCKETS.forEach((le, i) => {
+        cumulative += buckets[i] ?? 0;
+        values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { ...labels, le: '+Inf' }, value: count, metricName: `${this.name}_bucket` });
+      values.push({ labels, value: sum, metricName: `${this.name}_sum` });
+      values.push({ labels, value: count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: 'histogram', values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    for (const series of this.series) {
+      series.buckets.fill(0);
+      series.sum = 0;
+      series.count = 0;
+    }
+  }
+}
+
+function observeRequest(series: RequestSeries, seconds: number): void {
+  series.count += 1;
+  series.sum += seconds;
+  for (let i = 0; i < HTTP_BUCKETS.length; i++) {
+    if (seconds <= (HTTP_BUCKETS[i] as number)) {
+      (series.buckets[i] as number) += 1;
+      return;
+    }
+  }
+}
+
+/**
+ * The HTTP recorder: one series per route, method and status, looked up in a map per route
+ * (keyed by the route's own config object, stable for its lifetime), so the hot path builds no
+ * strings and hashes no labels.
+ */
+function requestRecorder(duration: RequestHistogram, rateLimited: Counter<'route'>): RequestRecorder {
+  const routes = new WeakMap<object, Map<number, RequestSeries>>();
   const refusals = new Map<string, ReturnType<typeof rateLimited.labels>>();
   const unmatched = {};
   return (request, status, elapsedMs) => {
@@ -216,12 +290,12 @@ function requestRecorder(
     const methodIndex = METHODS.indexOf(request.method);
     // A route's few methods and statuses, or any method on the one unmatched label.
     const key = status * 8 + (methodIndex === -1 ? 7 : methodIndex);
-    let child = children.get(key);
-    if (!child) {
-      child = duration.labels(route, methodIndex === -1 ? 'OTHER' : request.method, String(status));
-      children.set(key, child);
+    let series = children.get(key);
+    if (!series) {
+      series = duration.child(route, methodIndex === -1 ? 'OTHER' : request.method, String(status));
+      children.set(key, series);
     }
-    child.observe(elapsedMs / 1000);
+    observeRequest(series, elapsedMs / 1000);
     if (status === 429) {
       let refused = refusals.get(route);
       if (!refused) {
@@ -230,23 +304,6 @@ function requestRecorder(
       }
       refused.inc();
     }
-  };
-}
-
-/** inc() on children bound once per label value. */
-function prebound<L extends string>(
-  counter: Counter<L>,
-  label: L,
-  labelOf: (input: string | undefined) => string,
-): (input: string | undefined) => void {
-  const children = new Map<string | undefined, ReturnType<typeof counter.labels>>();
-  return (input) => {
-    let child = children.get(input);
-    if (!child) {
-      child = counter.labels({ [label]: labelOf(input) } as Record<L, string>);
-      children.set(input, child);
-    }
-    child.inc();
   };
 }
 
