@@ -45,7 +45,15 @@ export async function createFirstKeyOnce(
 ) {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${KEY_CREATION_LOCK})`.execute(trx);
-    if ((await publishedKeys(trx, now)).length > 0) return;
+    // Any key not retired counts, whenever it was published: a node starting a moment later
+    // may have published one at an instant after this node's `now`.
+    const existing = await trx
+      .selectFrom('signing_keys')
+      .select('kid')
+      .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', now)]))
+      .limit(1)
+      .execute();
+    if (existing.length > 0) return;
     const key = create();
     await trx
       .insertInto('signing_keys')
