@@ -138,7 +138,7 @@ export async function startService(
         purgeAttempts(database.db, new Date(clock.now().getTime() - config.webhookLogDays * 86_400_000)),
       );
     }
-    const redis = config.redisUrl ? openRedis(config.redisUrl) : null;
+    const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisKeyPrefix) : null;
     redis?.on('error', (err) => log.warn({ err: { message: err.message } }, 'redis.unavailable'));
     const hostDeps = { modules, config, log, redis };
     const core = buildCoreApp(hostDeps);

@@ -50,6 +50,7 @@ describe('configuration', () => {
     ['PASSWORD_HASH_COST', { PASSWORD_HASH_COST: '3000' }],
     ['USER_TOKEN_TTL', { USER_TOKEN_TTL: '5' }],
     ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+    ['REDIS_KEY_PREFIX', { REDIS_KEY_PREFIX: 'has space' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'yes' }],
     ['AUTH_RATE_LIMIT', { AUTH_RATE_LIMIT: '0' }],
     ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '50' }],

@@ -28,6 +28,8 @@ export interface Config {
   readonly passwordHashCost: number;
   /** Redis for rate-limit counters shared by every node; null keeps counters per process. */
   readonly redisUrl: string | null;
+  /** Put before every Redis key, so deployments (or test servers) sharing one Redis count apart. */
+  readonly redisKeyPrefix: string;
   /** How many proxy hops to trust for the client address (X-Forwarded-For); 0 trusts none. */
   readonly trustProxyHops: number;
   /** Sign-in and registration attempts allowed per minute per client address. */
@@ -188,6 +190,10 @@ export function parseConfig(env: Env): Config {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL');
   }
+  const redisKeyPrefix = read('REDIS_KEY_PREFIX') ?? '';
+  if (!/^[A-Za-z0-9:_.-]{0,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be at most 64 letters, digits or : _ . -');
+  }
 
   const smtpUrl = read('SMTP_URL') ?? null;
   if (smtpUrl !== null) checkSmtpUrl(smtpUrl);
@@ -259,6 +265,7 @@ export function parseConfig(env: Env): Config {
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL') ?? (nodeEnv === 'test' ? 'silent' : 'info'), LOG_LEVELS),
     passwordHashCost,
     redisUrl,
+    redisKeyPrefix,
     trustProxyHops: integer('TRUST_PROXY', read('TRUST_PROXY') ?? '0', 0, 10),
     authRateLimit: integer('AUTH_RATE_LIMIT', read('AUTH_RATE_LIMIT') ?? '10', 1, 100_000),
     licenseTokens: oneOf('LICENSE_TOKENS', read('LICENSE_TOKENS') ?? 'on', ['on', 'off'] as const) === 'on',

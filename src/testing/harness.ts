@@ -39,6 +39,8 @@ export async function startTestServer(
     DATA_DIR: 'memory:',
     DATABASE_URL: scratch?.url ?? process.env.DATABASE_URL,
     REDIS_URL: process.env.REDIS_URL,
+    // Every test server counts its own rate limits, though all share one Redis.
+    REDIS_KEY_PREFIX: `test-${uniqueSuffix()}:`,
     // Test files sign up many sellers from one address; the limit itself has its own test.
     AUTH_RATE_LIMIT: '100000',
     VERIFY_RATE_LIMIT: '100000',
