@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { after, before, describe, type TestContext, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import Stripe from 'stripe';
 import { launchBrowser, screenshot, type TestBrowser } from '../testing/browser.js';
 import { type FakeStripe, startFakeStripe } from '../testing/fake-stripe.js';
 import {
@@ -14,7 +13,7 @@ import {
   TEST_PASSWORD,
   type TestServer,
 } from '../testing/harness.js';
-import { confirmPurchase, startPurchase } from '../testing/purchases.js';
+import { paidPurchase, sendStripeEvent } from '../testing/purchases.js';
 import { type Receiver, startReceiver } from '../testing/receiver.js';
 
 /**
@@ -29,30 +28,8 @@ let browser: TestBrowser;
 let fake: FakeStripe;
 let receiver: Receiver;
 let seller: Seller;
-const signer = new Stripe('sk_test_signer');
 const PHONE = { width: 375, height: 812 };
 const DESKTOP = { width: 1280, height: 900 };
-
-function partnerEvent(type: string, object: Record<string, unknown>) {
-  const payload = JSON.stringify({
-    id: `evt_${Math.random().toString(36).slice(2)}`,
-    object: 'event',
-    type,
-    data: { object },
-  });
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
-  return server.api.post('/stripe/webhook', undefined, {
-    raw: payload,
-    headers: { 'content-type': 'application/json', 'stripe-signature': header },
-  });
-}
-
-async function paidPurchase(productId: string) {
-  const intent = await startPurchase(server, productId);
-  fake.succeed(intent.paymentIntentId);
-  (await confirmPurchase(server, intent)).expect(200);
-  return intent;
-}
 
 /** A seller with sales in USD and EUR, verifications, an activation, a failing webhook and a dispute. */
 before(async () => {
@@ -71,11 +48,11 @@ before(async () => {
       .id as string;
   const usd = await product({ price: 19.99, currency: 'USD' });
   const eur = await product({ price: 10, currency: 'EUR' });
-  await paidPurchase(usd);
-  await paidPurchase(usd);
-  const disputed = await paidPurchase(eur);
+  await paidPurchase(server, fake, usd);
+  await paidPurchase(server, fake, usd);
+  const disputed = await paidPurchase(server, fake, eur);
   (
-    await partnerEvent('charge.dispute.created', {
+    await sendStripeEvent(server, WEBHOOK_SECRET, 'charge.dispute.created', {
       id: 'dp_overview_browser',
       object: 'dispute',
       payment_intent: disputed.paymentIntentId,
@@ -252,6 +229,7 @@ describe('the overview and the dashboard at a phone’s width', () => {
     // A detail screen with a wide table and long values.
     await page.getByRole('region', { name: 'Latest orders' }).getByRole('link').first().click();
     await heading(page, 'Order').waitFor();
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
     assert.equal(await overflow(page), 0, 'an order overflows at 375 px');
 
     // With the keyboard alone: Enter opens, Tab reaches the first screen, Escape folds it again
@@ -259,11 +237,16 @@ describe('the overview and the dashboard at a phone’s width', () => {
     await button.focus();
     await page.keyboard.press('Enter');
     assert.equal(await button.getAttribute('aria-expanded'), 'true');
+    // The menu renders after the keypress; Tab before it would skip past it.
+    await menuLink(page, 'Overview').waitFor();
     await page.keyboard.press('Tab');
-    assert.ok(await menuLink(page, 'Overview').evaluate((element) => element.matches(':focus')));
+    assert.ok(
+      await menuLink(page, 'Overview').evaluate((element) => element.matches(':focus')),
+      'Tab reaches the first screen',
+    );
     await page.keyboard.press('Escape');
     assert.equal(await button.getAttribute('aria-expanded'), 'false');
-    assert.ok(await button.evaluate((element) => element.matches(':focus')));
+    assert.ok(await button.evaluate((element) => element.matches(':focus')), 'focus returns to the button');
   });
 
   test('an empty account is told what to do next, and a create form opens only when asked', async (t) => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import Stripe from 'stripe';
+import type { FakeStripe } from './fake-stripe.js';
 import type { HttpClient, HttpResponse } from './http-client.js';
 
 /** The card number the sandbox partner pays with (see the sandbox partner for the declining ones). */
@@ -113,4 +115,38 @@ export async function createMonthlyProduct(
     ...extra,
   };
   return (await server.api.post('/products', body, { token })).expect(201).body;
+}
+
+const stripeSigner = new Stripe('sk_test_signer');
+
+/** A card-partner event, signed as Stripe signs it with `secret`, posted to `POST /v1/stripe/webhook`. */
+export function sendStripeEvent(
+  server: { api: HttpClient },
+  secret: string,
+  type: string,
+  object: Record<string, unknown>,
+): Promise<HttpResponse> {
+  const payload = JSON.stringify({
+    id: `evt_${Math.random().toString(36).slice(2)}`,
+    object: 'event',
+    type,
+    data: { object },
+  });
+  const header = stripeSigner.webhooks.generateTestHeaderString({ payload, secret });
+  return server.api.post('/stripe/webhook', undefined, {
+    raw: payload,
+    headers: { 'content-type': 'application/json', 'stripe-signature': header },
+  });
+}
+
+/** A purchase the fake card partner pays, confirmed: the started intent. */
+export async function paidPurchase(
+  server: { api: HttpClient },
+  fake: Pick<FakeStripe, 'succeed'>,
+  productId: string,
+): Promise<StartedPurchase> {
+  const intent = await startPurchase(server, productId);
+  fake.succeed(intent.paymentIntentId);
+  (await confirmPurchase(server, intent)).expect(200);
+  return intent;
 }

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Stripe from 'stripe';
 import { type FakeStripe, startFakeStripe } from '../../testing/fake-stripe.js';
 import {
   createApiKey,
@@ -12,7 +11,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
-import { confirmPurchase, startPurchase } from '../../testing/purchases.js';
+import { paidPurchase, sendStripeEvent, startPurchase } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 
 /**
@@ -30,32 +29,10 @@ let adminToken: string;
 let adminKey: string;
 let seller: Seller;
 let sellerKey: string;
-const signer = new Stripe('sk_test_signer');
-
-function partnerEvent(type: string, object: Record<string, unknown>) {
-  const payload = JSON.stringify({
-    id: `evt_${Math.random().toString(36).slice(2)}`,
-    object: 'event',
-    type,
-    data: { object },
-  });
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
-  return server.api.post('/stripe/webhook', undefined, {
-    raw: payload,
-    headers: { 'content-type': 'application/json', 'stripe-signature': header },
-  });
-}
 
 async function verify(key: string, valid: boolean) {
   const body = (await server.api.post('/licenses/verify', { key })).expect(200).body;
   assert.equal(body.valid, valid, JSON.stringify(body));
-}
-
-async function paidPurchase(productId: string) {
-  const intent = await startPurchase(server, productId);
-  fake.succeed(intent.paymentIntentId);
-  (await confirmPurchase(server, intent)).expect(200);
-  return intent;
 }
 
 /**
@@ -118,14 +95,14 @@ before(async () => {
   await verify(l1.key, true);
   await verify(l1.key, true);
   await verify(l2.key, true);
-  await paidPurchase(usd);
-  await paidPurchase(monthly);
-  await paidPurchase(monthly);
+  await paidPurchase(server, fake, usd);
+  await paidPurchase(server, fake, monthly);
+  await paidPurchase(server, fake, monthly);
   await startPurchase(server, usd);
   const declined = await startPurchase(server, usd);
   fake.fail(declined.paymentIntentId, 'Your card was declined.');
   (
-    await partnerEvent('payment_intent.payment_failed', {
+    await sendStripeEvent(server, WEBHOOK_SECRET, 'payment_intent.payment_failed', {
       id: declined.paymentIntentId,
       object: 'payment_intent',
     })
@@ -134,13 +111,13 @@ before(async () => {
   clock.set('2026-03-03T10:00:00.000Z');
   await signUp(server);
   (await server.api.post(`${license}/${l1.id}/suspend`, undefined, token)).expect(200);
-  const disputed = await paidPurchase(eur);
-  const refunded = await paidPurchase(usd);
+  const disputed = await paidPurchase(server, fake, eur);
+  const refunded = await paidPurchase(server, fake, usd);
 
   clock.set('2026-03-04T12:00:00.000Z');
   (await server.api.post(`${license}/${l3.id}/revoke`, undefined, token)).expect(200);
   (
-    await partnerEvent('charge.refunded', {
+    await sendStripeEvent(server, WEBHOOK_SECRET, 'charge.refunded', {
       id: 'ch_refunded',
       object: 'charge',
       payment_intent: refunded.paymentIntentId,
@@ -156,7 +133,7 @@ before(async () => {
   await signUp(server, { tier: 'business' });
   const closing = await signUp(server, { tier: 'enterprise' });
   (
-    await partnerEvent('charge.dispute.created', {
+    await sendStripeEvent(server, WEBHOOK_SECRET, 'charge.dispute.created', {
       id: 'dp_analytics',
       object: 'dispute',
       payment_intent: disputed.paymentIntentId,

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Stripe from 'stripe';
 import { type FakeStripe, startFakeStripe } from '../../testing/fake-stripe.js';
 import {
   createApiKey,
@@ -13,7 +12,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
-import { confirmPurchase, startPurchase } from '../../testing/purchases.js';
+import { paidPurchase, sendStripeEvent, startPurchase } from '../../testing/purchases.js';
 import { type Receiver, startReceiver } from '../../testing/receiver.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 
@@ -41,28 +40,6 @@ const ids = {
   disabledHook: '',
   strangerApp: '',
 };
-const signer = new Stripe('sk_test_signer');
-
-function partnerEvent(type: string, object: Record<string, unknown>) {
-  const payload = JSON.stringify({
-    id: `evt_${Math.random().toString(36).slice(2)}`,
-    object: 'event',
-    type,
-    data: { object },
-  });
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
-  return server.api.post('/stripe/webhook', undefined, {
-    raw: payload,
-    headers: { 'content-type': 'application/json', 'stripe-signature': header },
-  });
-}
-
-async function paidPurchase(productId: string) {
-  const intent = await startPurchase(server, productId);
-  fake.succeed(intent.paymentIntentId);
-  (await confirmPurchase(server, intent)).expect(200);
-  return intent;
-}
 
 async function signIn(seller: Seller): Promise<string> {
   const res = await server.api.post('/auth/login', { email: seller.user.email, password: TEST_PASSWORD });
@@ -114,15 +91,15 @@ before(async () => {
   const eur = await product(owner, ids.eurApp, { price: 10, currency: 'EUR' });
   ids.strangerApp = (await createApp(server, stranger.token, 'Stranger App')).id;
   const strangerUsd = await product(stranger, ids.strangerApp, { price: 7, currency: 'USD' });
-  await paidPurchase(usd);
+  await paidPurchase(server, fake, usd);
 
   clock.set('2026-03-02T09:00:00.000Z');
   // Sessions last at most 30 days: everyone signs in again.
   for (const seller of [owner, stranger, empty]) seller.token = await signIn(seller);
   token.token = owner.token;
-  await paidPurchase(usd);
-  await paidPurchase(usd);
-  const disputed = await paidPurchase(eur);
+  await paidPurchase(server, fake, usd);
+  await paidPurchase(server, fake, usd);
+  const disputed = await paidPurchase(server, fake, eur);
   ids.disputedOrder = disputed.orderId;
   await startPurchase(server, usd);
   const license = await issueLicense(server, { token: owner.token, appId: ids.usdApp }, { maxDevices: 2 });
@@ -132,7 +109,7 @@ before(async () => {
 
   clock.set('2026-03-05T12:00:00.000Z');
   (
-    await partnerEvent('charge.dispute.created', {
+    await sendStripeEvent(server, WEBHOOK_SECRET, 'charge.dispute.created', {
       id: 'dp_overview',
       object: 'dispute',
       payment_intent: disputed.paymentIntentId,
@@ -148,7 +125,7 @@ before(async () => {
   ).expect(200).body;
   assert.equal(disputedLicense.status, 'suspended');
   await verify({ key: disputedLicense.key }, false);
-  await paidPurchase(strangerUsd);
+  await paidPurchase(server, fake, strangerUsd);
 
   clock.set('2026-03-10T08:00:00.000Z');
   receiver.answer((request) => (request.path === '/down' ? { status: 500, body: 'down' } : { status: 200 }));
