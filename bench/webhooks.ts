@@ -108,7 +108,7 @@ export async function webhookDelivery(kind: StorageKind): Promise<{ text: string
  * license.created, and `count` licenses with their events, shaped as the license service writes
  * them (with the notification that wakes the delivery worker at commit).
  */
-async function commitEvents(
+export async function commitEvents(
   db: Db,
   seller: Seller,
   url: string,
@@ -139,7 +139,7 @@ async function commitEvents(
     .execute(db);
 }
 
-async function waitForCount(stats: () => Promise<ReceiverStats>, target: string, count: number) {
+export async function waitForCount(stats: () => Promise<ReceiverStats>, target: string, count: number) {
   let last = { count: -1, at: Date.now() };
   for (;;) {
     const seen = (await stats())[target];
@@ -152,7 +152,7 @@ async function waitForCount(stats: () => Promise<ReceiverStats>, target: string,
   }
 }
 
-function receiverStats(url: string, ca: Buffer): Promise<ReceiverStats> {
+export function receiverStats(url: string, ca: Buffer): Promise<ReceiverStats> {
   return new Promise((resolve, reject) => {
     https
       .get(`${url}/stats`, { ca }, (res) => {

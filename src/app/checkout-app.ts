@@ -1,7 +1,9 @@
 import { registerCheckoutRoutes } from '../modules/checkout/index.js';
 import { registerHealthRoutes, registerProbeRoutes } from '../modules/health/index.js';
+import { registerPortalRoutes } from '../modules/portal/index.js';
 import { registerRenewalRoutes } from '../modules/subscriptions/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
+import { createWindowCounter } from '../platform/http/window-counter.js';
 import { buildHost, type HostDeps } from './hosts.js';
 
 /**
@@ -28,5 +30,9 @@ export function buildCheckoutApp(deps: HostDeps): HttpApp {
       validateRateLimit: deps.config.checkoutValidateRateLimit,
     });
     registerRenewalRoutes(pay, modules.renewals, { rateLimit: deps.config.checkoutRateLimit });
+    registerPortalRoutes(pay, modules.portal, {
+      rateLimit: deps.config.checkoutRateLimit,
+      counter: createWindowCounter(deps.redis),
+    });
   });
 }

@@ -11,13 +11,16 @@ import { type HttpClient, httpClient } from '../testing/http-client.js';
 import { confirmPurchase, GOOD_CARD, type StartedPurchase, startPurchase } from '../testing/purchases.js';
 import { startReceiver } from '../testing/receiver.js';
 import { scratchDatabase } from '../testing/scratch-database.js';
+import { seatLane, seatLedger } from '../testing/seat-ledger.js';
 import { startSmtpSink } from '../testing/smtp-sink.js';
+import { trialLane, trialLedger } from '../testing/trial-ledger.js';
 
 /**
  * The service as an operator runs it, killed with SIGKILL again and again while it delivers
- * webhooks, sends mail and fulfils purchases, then restarted on the same storage: a PostgreSQL
- * database of its own, or an embedded data folder that outlives the process. CRASH_CYCLES sets
- * how many times it is killed.
+ * webhooks, sends mail, fulfils purchases, lends floating seats and starts free trials, then
+ * restarted on the same
+ * storage: a PostgreSQL database of its own, or an embedded data folder that outlives the
+ * process. CRASH_CYCLES sets how many times it is killed.
  */
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 5);
 const scratch = await scratchDatabase();
@@ -25,6 +28,12 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-crash-'));
 const storage = scratch.url ? 'PostgreSQL' : 'PGlite';
 const PASSWORD = 'crash me gently please';
 const adminEmail = `ops-${randomBytes(4).toString('hex')}@example.com`;
+/** Seats of the floating license, contended for by twice as many devices. */
+const MAX_SEATS = 3;
+/** Seat calls answered in each cycle before the kill, so seats are taken and given back in each. */
+const SEAT_ANSWERS_PER_CYCLE = 12;
+/** Trial starts answered in each cycle before the kill, repeats among them. */
+const TRIAL_ANSWERS_PER_CYCLE = 6;
 
 after(async () => {
   killAll();
@@ -51,10 +60,15 @@ async function until(what: string, done: () => boolean, ms = 60_000): Promise<vo
   }
 }
 
-test(`on ${storage}, kill -9 during deliveries, mail and purchases loses nothing and issues no license twice`, async (t) => {
+test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts and trial starts loses nothing, issues no license or trial twice and lends no seat too many`, async (t) => {
   // Slow on purpose: each delivery and each mail is still unanswered when the process dies.
+  // Seat events are many and small: a shorter wait keeps their endpoint from falling behind.
   const receiver = await startReceiver();
-  receiver.answer({ status: 200, body: 'ok', delayMs: 300 });
+  receiver.answer((request) => ({
+    status: 200,
+    body: 'ok',
+    delayMs: request.path === '/seats' ? 100 : 300,
+  }));
   const sink = await startSmtpSink({ acceptAfterMs: 300 });
   const env = {
     DATA_DIR: dataDir,
@@ -71,6 +85,8 @@ test(`on ${storage}, kill -9 during deliveries, mail and purchases loses nothing
     ADMIN_PASSWORD: PASSWORD,
     AUTH_RATE_LIMIT: '100000',
     CHECKOUT_RATE_LIMIT: '100000',
+    VERIFY_RATE_LIMIT: '100000',
+    VERIFY_KEY_RATE_LIMIT: '100000',
   };
   try {
     let node = await serve(env);
@@ -107,6 +123,37 @@ test(`on ${storage}, kill -9 during deliveries, mail and purchases loses nothing
         { token },
       )
     ).expect(201).body;
+    (
+      await api.post(
+        '/webhooks',
+        { url: `${receiver.url}/seats`, events: ['license.seat.acquired', 'license.seat.released'] },
+        { token },
+      )
+    ).expect(201);
+    const floating = (
+      await api.post(
+        `/apps/${app.id}/licenses`,
+        { floating: true, maxSeats: MAX_SEATS, leaseSeconds: 3600 },
+        { token },
+      )
+    ).expect(201).body;
+    const trialProduct = (
+      await api.post(
+        '/products',
+        { appId: app.id, name: 'Crash Trial', price: 9, currency: 'USD', trialDays: 14 },
+        { token },
+      )
+    ).expect(201).body;
+    const trials = trialLedger();
+    const trialAnswers = () => trials.starts.filter((start) => start.status !== undefined).length;
+    const seats = seatLedger();
+    /** Seats held now, read through the API; never more than MAX_SEATS, whatever died when. */
+    const seatsHeld = async (client: HttpClient) => {
+      const list = (await client.get(`/apps/${app.id}/licenses/${floating.id}/seats`, { token })).expect(200)
+        .body as { seats: { hwuid: string; leaseExpiresAt: string }[]; total: number };
+      assert.ok(list.total <= MAX_SEATS, `${list.total} seats held of ${MAX_SEATS}`);
+      return list.seats;
+    };
 
     const started: StartedPurchase[] = [];
     const acknowledged = new Map<string, { licenseKey: string | null }>();
@@ -129,18 +176,50 @@ test(`on ${storage}, kill -9 during deliveries, mail and purchases loses nothing
       if (cycle > 0) {
         node = await serve(env);
         api = httpClient(`${node.api}/v1`);
+        await seatsHeld(api);
       }
-      const seen = { deliveries: receiver.requests.length, mails: sink.started };
+      const seen = {
+        deliveries: receiver.requests.length,
+        mails: sink.started,
+        seatAnswers: seats.calls.filter((call) => call.answer).length,
+        trialAnswers: trialAnswers(),
+      };
       let alive = true;
       const buyers = [0, 1, 2].map((lane) => buyer(api, `${cycle}-${lane}`, () => alive));
-      // Die once a delivery and a mail of this run are on the wire, with purchases under way.
+      // The same devices every cycle (each always on one lane), so seats outlive the kills.
+      const devices = [0, 1].map((lane) =>
+        seatLane({
+          api,
+          key: floating.key,
+          appId: app.id,
+          hwuids: [0, 1, 2].map((n) => `desk-${lane}-${n}`),
+          ledger: seats,
+          alive: () => alive,
+          pauseMs: 10,
+        }),
+      );
+      const starter = trialLane({
+        pay: httpClient(node.pay),
+        productId: trialProduct.id,
+        name: String(cycle),
+        ledger: trials,
+        alive: () => alive,
+        // Each trial is one more mail and delivery to wait for at the end: a few per cycle do.
+        pauseMs: 50,
+      });
+      // Die once a delivery and a mail of this run are on the wire, with purchases under way,
+      // seats changing hands and trials starting.
       await until(
-        'a delivery and a mail in flight',
-        () => receiver.requests.length > seen.deliveries && sink.started > seen.mails,
+        'a delivery and a mail in flight, and seat calls and trial starts answered',
+        () =>
+          receiver.requests.length > seen.deliveries &&
+          sink.started > seen.mails &&
+          seats.calls.filter((call) => call.answer).length >= seen.seatAnswers + SEAT_ANSWERS_PER_CYCLE &&
+          trialAnswers() >= seen.trialAnswers + TRIAL_ANSWERS_PER_CYCLE,
       );
       await crash(node.proc);
       alive = false;
-      await Promise.all(buyers);
+      await Promise.all([...buyers, ...devices, starter]);
     }
 
     // While no node ran, the leases the killed nodes held ran out (15 s for a delivery, five
@@ -172,19 +251,67 @@ test(`on ${storage}, kill -9 during deliveries, mail and purchases loses nothing
       receiver.requests.some((r) => r.path === kind && match(r.json.data));
     const mailed = (transactionId: string) =>
       sink.messages.filter((m) => m.raw.replace(/=\r\n/g, '').includes(transactionId)).length;
-    await until('every paid order delivered and mailed', () =>
-      orders.every(
-        (order) =>
-          delivered('/core', (data) => data.id === order.licenseId) &&
-          delivered('/merchant', (data) => data.orderId === order.id) &&
-          mailed(order.transactionId) >= 3,
-      ),
+    // Every trial answered 201 is the buyer's: its license.created and its key by mail arrive.
+    const trialsSeen = trials.expectations();
+    assert.deepEqual(trialsSeen.violations, []);
+    const trialMailed = (email: string, licenseKey: string) =>
+      sink.messages.some((m) => m.to.includes(email) && m.raw.replace(/=\r\n/g, '').includes(licenseKey));
+
+    // What the devices were told binds the restarted service: a seat answered valid (whose
+    // lease runs) is still held, a seat given back is free, and never more than MAX_SEATS.
+    const expected = seats.expectations();
+    assert.deepEqual(expected.violations, []);
+    const held = new Map((await seatsHeld(api)).map((seat) => [seat.hwuid, seat.leaseExpiresAt]));
+    for (const [hwuid, leaseExpiresAt] of expected.held) {
+      if (Date.parse(leaseExpiresAt) <= Date.now()) continue;
+      assert.ok(held.has(hwuid), `${hwuid} was told it holds a seat until ${leaseExpiresAt}`);
+    }
+    for (const hwuid of expected.free) assert.ok(!held.has(hwuid), `${hwuid} gave its seat back`);
+    // Their events reach the receiver: a repeat under the same id is allowed, a loss is not.
+    const seatEvents = (type: string) =>
+      new Map(
+        receiver.requests
+          .filter((r) => r.path === '/seats' && r.json.type === type)
+          .map((r) => [r.json.id, r.json.data]),
+      );
+    const seatEventsArrived = () => {
+      const acquired = [...seatEvents('license.seat.acquired').values()];
+      const released = [...seatEvents('license.seat.released').values()];
+      return (
+        expected.acquisitions.every((taken) =>
+          acquired.some((data) => data.hwuid === taken.hwuid && data.leaseExpiresAt === taken.leaseExpiresAt),
+        ) &&
+        [...expected.releases].every(
+          ([hwuid, count]) => released.filter((data) => data.hwuid === hwuid).length >= count,
+        )
+      );
+    };
+
+    await until(
+      'every paid order delivered and mailed, and every seat event received',
+      () =>
+        orders.every(
+          (order) =>
+            delivered('/core', (data) => data.id === order.licenseId) &&
+            delivered('/merchant', (data) => data.orderId === order.id) &&
+            mailed(order.transactionId) >= 3,
+        ) &&
+        seatEventsArrived() &&
+        trialsSeen.acknowledged.every(
+          (trial) =>
+            delivered('/core', (data) => data.licenseKey === trial.licenseKey) &&
+            trialMailed(trial.email, trial.licenseKey ?? ''),
+        ),
     );
     node.proc.child.kill('SIGTERM');
     assert.equal(await node.proc.exited, 0);
     const repeats = (ids: (string | undefined)[]) => ids.length - new Set(ids).size;
+    const answered = seats.calls.filter((call) => call.answer).length;
     t.diagnostic(
-      `${started.length} purchases started, ${acknowledged.size} confirmed before a kill; ` +
+      `${seats.calls.length} seat calls, ${answered} answered (${expected.acquisitions.length} seats taken, ` +
+        `${[...expected.releases.values()].reduce((a, b) => a + b, 0)} given back, ${held.size} held at the end); ` +
+        `${started.length} purchases started, ${acknowledged.size} confirmed before a kill; ` +
+        `${trials.starts.length} trial starts, ${trialsSeen.acknowledged.length} answered 201; ` +
         `${repeats(receiver.requests.map((r) => r.json.id))} webhook and ` +
         `${repeats(sink.messages.map((m) => /^Message-ID: (\S+)/im.exec(m.raw)?.[1]))} mail repeats`,
     );
@@ -207,6 +334,42 @@ test(`on ${storage}, kill -9 during deliveries, mail and purchases loses nothing
       const keys = new Map(licenses.map((license) => [license.id, license.key]));
       for (const [orderId, answer] of acknowledged)
         if (answer.licenseKey) assert.equal(keys.get(byId.get(orderId)?.license_id ?? ''), answer.licenseKey);
+
+      // Every acknowledged trial is there once, a trial on its device; no e-mail or device of
+      // the product has a second one, whatever died when.
+      const trialRows = await db
+        .selectFrom('licenses')
+        .select(['id', 'key', 'email', 'status'])
+        .where('product_id', '=', trialProduct.id)
+        .execute();
+      const trialDevices = await db
+        .selectFrom('license_devices')
+        .innerJoin('licenses', 'licenses.id', 'license_devices.license_id')
+        .select(['license_devices.license_id', 'license_devices.hwuid'])
+        .where('licenses.product_id', '=', trialProduct.id)
+        .execute();
+      for (const trial of trialsSeen.acknowledged) {
+        const rows = trialRows.filter((row) => row.key === trial.licenseKey);
+        assert.equal(rows.length, 1, `trial ${trial.licenseKey} exists once`);
+        assert.equal(rows[0]?.status, 'trial');
+        assert.equal(rows[0]?.email?.toLowerCase(), trial.email.toLowerCase());
+        assert.ok(
+          trialDevices.some((d) => d.license_id === rows[0]?.id && d.hwuid === trial.hwuid),
+          `${trial.hwuid} is bound to its trial`,
+        );
+      }
+      const atMostOne = (values: string[], what: string) => {
+        const twice = values.filter((value, i) => values.indexOf(value) !== i);
+        assert.deepEqual(twice, [], `${what} with a second trial`);
+      };
+      atMostOne(
+        trialRows.map((row) => (row.email ?? '').toLowerCase()),
+        'e-mails',
+      );
+      atMostOne(
+        trialDevices.map((d) => d.hwuid),
+        'devices',
+      );
 
       // Every event reached its receiver at least once; a repeat carries the same envelope.
       const events = await db.selectFrom('events').select(['id', 'type', 'dispatched_at']).execute();
@@ -232,7 +395,8 @@ test(`on ${storage}, kill -9 during deliveries, mail and purchases loses nothing
 
       // Every notification was sent at least once; a repeat has the same Message-ID.
       const notices = await db.selectFrom('notifications').select(['id', 'status']).execute();
-      assert.equal(notices.length, 3 * paid.length);
+      // Three per sale, one (trial.buyer) per trial issued.
+      assert.equal(notices.length, 3 * paid.length + trialRows.length);
       const messageIds = new Set(
         sink.messages.map((m) => /^Message-ID: <([^@>]+)@/im.exec(m.raw)?.[1]).filter(Boolean),
       );

@@ -10,10 +10,11 @@ import { issueLicense, sellerWithApp, startTestServer } from '../testing/harness
 import { type HttpClient, type HttpResponse, httpClient } from '../testing/http-client.js';
 import { type OwnPostgres, postgresBinaries, startOwnPostgres } from '../testing/own-postgres.js';
 import { type Receiver, startReceiver } from '../testing/receiver.js';
+import { type SeatCall, seatLedger } from '../testing/seat-ledger.js';
 
 /**
  * The service process through the faults its database meets in production: a restart, killed
- * connections and an outage, each under verify and license-create traffic. The PostgreSQL here is
+ * connections and an outage, each under verify, license-create and seat-checkout traffic. The PostgreSQL here is
  * the test's own (see own-postgres.ts). What must hold: the process never ends, every answer is a
  * success or a clean 503 with Retry-After, the node serves again by itself, and no write that was
  * acknowledged is lost, nor any event of it.
@@ -28,9 +29,11 @@ const skip = !process.env.DATABASE_URL
 const OUTAGE_MS = Number(process.env.FAULT_OUTAGE_MS ?? 8_000);
 /** A request that has not answered by then counts as a hang. */
 const REQUEST_TIMEOUT_MS = 15_000;
+/** Seats of the floating license the load checks out, fewer than the devices asking. */
+const MAX_SEATS = 2;
 
 interface Outcome {
-  what: 'verify' | 'create';
+  what: 'verify' | 'create' | 'checkout' | 'checkin';
   status: number;
   code?: string;
   retryAfter: string | null;
@@ -44,6 +47,8 @@ describe('database faults under load', { skip }, () => {
   let token: string;
   let appId: string;
   let key: string;
+  let floating: { id: string; key: string };
+  const seats = seatLedger();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-faults-'));
   /** Every license whose create answered 201, over the whole file. */
   const acknowledged: string[] = [];
@@ -75,6 +80,9 @@ describe('database faults under load', { skip }, () => {
     ).expect(201);
     key = (await api.post(`/apps/${appId}/licenses`, { email: 'buyer@example.com' }, { token })).expect(201)
       .body.key;
+    floating = (
+      await api.post(`/apps/${appId}/licenses`, { floating: true, maxSeats: MAX_SEATS }, { token })
+    ).expect(201).body;
   });
 
   after(async () => {
@@ -84,7 +92,10 @@ describe('database faults under load', { skip }, () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** Verify and license-create traffic from a few concurrent clients until stop() is called. */
+  /**
+   * Verify, license-create and floating seat traffic (checkouts, heartbeats, checkins) from a
+   * few concurrent clients until stop() is called.
+   */
   function startLoad(clients = 4) {
     const outcomes: Outcome[] = [];
     let running = true;
@@ -96,9 +107,24 @@ describe('database faults under load', { skip }, () => {
         retryAfter: res.headers.get('retry-after'),
       });
     };
+    /** Each client has a device of its own, so its seat calls are one history. */
+    const seatCall = async (hwuid: string) => {
+      const kind = seats.holding(hwuid) === true && Math.random() < 0.5 ? 'checkin' : 'checkout';
+      const call: SeatCall = { hwuid, kind };
+      seats.calls.push(call);
+      const res = await api.post(
+        `/licenses/${kind}`,
+        { key: floating.key, hwuid, appId },
+        { timeoutMs: REQUEST_TIMEOUT_MS },
+      );
+      record(kind, res);
+      if (res.status === 200) call.answer = res.body;
+    };
     const client = async (index: number) => {
       for (let i = 0; running; i++) {
-        if ((i + index) % 2 === 0) {
+        if ((i + index) % 3 === 2) {
+          await seatCall(`seat-device-${index}`);
+        } else if ((i + index) % 3 === 0) {
           record(
             'verify',
             await api.post(
@@ -149,6 +175,27 @@ describe('database faults under load', { skip }, () => {
     assert.equal(node.proc.child.exitCode, null, `the node ended:\n${node.proc.output().slice(-2000)}`);
   }
 
+  /**
+   * Never more seats than maxSeats, in the API and in the table; a device told it holds a seat
+   * holds it, one whose seat was given back (or refused) holds none.
+   */
+  async function assertSeatsKept() {
+    const expected = seats.expectations();
+    assert.deepEqual(expected.violations, []);
+    const list = (await api.get(`/apps/${appId}/licenses/${floating.id}/seats`, { token })).expect(200).body;
+    assert.ok(list.total <= MAX_SEATS, `${list.total} seats held of ${MAX_SEATS}`);
+    const [live] = await database.query<{ count: string }>(
+      'select count(*) as count from license_seats where license_id = $1 and lease_expires_at > now()',
+      [floating.id],
+    );
+    assert.ok(Number(live?.count) <= MAX_SEATS, `${live?.count} live seat rows`);
+    const held = new Set((list.seats as { hwuid: string }[]).map((seat) => seat.hwuid));
+    for (const [hwuid, lease] of expected.held)
+      if (Date.parse(lease) > Date.now()) assert.ok(held.has(hwuid), `${hwuid} still holds its seat`);
+    for (const hwuid of expected.free) assert.ok(!held.has(hwuid), `${hwuid} holds no seat`);
+    assert.ok(expected.acquisitions.length > 0, 'seats were taken under the load');
+  }
+
   async function assertAcknowledgedExist() {
     const rows = await database.query<{ id: string }>('select id from licenses where id = any($1::uuid[])', [
       acknowledged,
@@ -165,9 +212,11 @@ describe('database faults under load', { skip }, () => {
     const outcomes = await load.stop();
     assertCleanAnswers(outcomes);
     t.diagnostic(
-      `requests ${outcomes.length}, answered 503 ${outcomes.filter((o) => o.status === 503).length}`,
+      `requests ${outcomes.length} (${outcomes.filter((o) => o.what === 'checkout').length} checkouts), ` +
+        `answered 503 ${outcomes.filter((o) => o.status === 503).length}`,
     );
     await assertAcknowledgedExist();
+    await assertSeatsKept();
   });
 
   test('connections killed under load (pg_terminate_backend) never end the process', async (t) => {
@@ -187,6 +236,7 @@ describe('database faults under load', { skip }, () => {
     );
     assert.ok(ended >= 10, `the service's connections were killed (${ended})`);
     await assertAcknowledgedExist();
+    await assertSeatsKept();
   });
 
   test('during an outage requests answer 503 with Retry-After, and the node serves again by itself', async () => {
@@ -265,7 +315,10 @@ describe('database faults under load', { skip }, () => {
 
   test('webhook delivery resumes after the faults: every acknowledged license reaches the receiver once by id', async () => {
     await until(
-      () => new Set(receiver.requests.map((r) => r.json.data.id)).size >= acknowledged.length + 1,
+      () => {
+        const received = new Set(receiver.requests.map((r) => r.json.data.id));
+        return acknowledged.every((id) => received.has(id));
+      },
       'every license.created event',
       30_000,
     );

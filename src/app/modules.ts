@@ -2,7 +2,7 @@ import { createAnalyticsService, createVerificationCounter } from '../modules/an
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
-import { createCheckoutService } from '../modules/checkout/index.js';
+import { createCheckoutService, createTrials } from '../modules/checkout/index.js';
 import {
   createKeyRing,
   createLicenseFileSigner,
@@ -22,6 +22,7 @@ import {
   createSandboxPartner,
   createStripePartner,
 } from '../modules/payments/index.js';
+import { createPortalService } from '../modules/portal/index.js';
 import { createProductService } from '../modules/products/index.js';
 import {
   createRenewals,
@@ -159,6 +160,7 @@ export function createModules({
     log,
     payments,
     products,
+    trials: createTrials({ db, clock, log, products, licenses }),
     card:
       stripe && config.stripePublishableKey
         ? { kind: 'stripe', publishableKey: config.stripePublishableKey }
@@ -167,6 +169,16 @@ export function createModules({
     payUrl: config.payPublicUrl,
   });
   const renewals = createRenewals({ db, clock, log, partner, licenses, locks });
+  // The buyer portal acts through the same services as the seller's routes.
+  const portal = createPortalService({
+    db,
+    clock,
+    log,
+    payUrl: config.payPublicUrl,
+    licenses,
+    offline: offlineActivation,
+    subscriptions,
+  });
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,
@@ -200,6 +212,7 @@ export function createModules({
     payments,
     subscriptions,
     renewals,
+    portal,
     checkout,
     deliveryWorker,
     sender,

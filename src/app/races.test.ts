@@ -394,3 +394,49 @@ describe('payment confirmation and the partner webhook', () => {
     });
   });
 });
+
+describe('trials', () => {
+  /** Twenty trial starts at once on a fresh product, each with `bodyOf(i)`; one license must come of them. */
+  async function startTogether(bodyOf: (i: number) => { email: string; hwuid?: string }) {
+    const seller = await sellerWithApp(server);
+    await repeat(
+      async (round) => {
+        const product = (
+          await server.api.post(
+            '/products',
+            { appId: seller.appId, name: `Trial ${round}`, price: 9, currency: 'USD', trialDays: 7 },
+            { token: seller.token },
+          )
+        ).expect(201).body;
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            server.pay.post('/api/checkout/trials', { productId: product.id, ...bodyOf(i) }),
+          ),
+        );
+        const violations: string[] = [];
+        const started = answers.filter((res) => res.status === 201).length;
+        if (started !== 1) violations.push(`${started} trials started`);
+        const refused = answers.filter(
+          (res) => res.status === 409 && res.body?.error?.code === 'trial_already_used',
+        ).length;
+        if (refused !== 19) violations.push(`${refused} refused with trial_already_used`);
+        const { n } = await server.db
+          .selectFrom('licenses')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('product_id', '=', product.id)
+          .executeTakeFirstOrThrow();
+        if (Number(n) !== 1) violations.push(`${n} licenses stored`);
+        return violations;
+      },
+      Math.ceil(TRIALS / 4),
+    );
+  }
+
+  test('twenty trial starts at once with one e-mail make exactly one license', async () => {
+    await startTogether((i) => ({ email: 'same-buyer@example.com', hwuid: `pc-${i}` }));
+  });
+
+  test('twenty trial starts at once with one device and different e-mails make exactly one license', async () => {
+    await startTogether((i) => ({ email: `buyer-${i}@example.com`, hwuid: 'one-device' }));
+  });
+});

@@ -229,12 +229,25 @@ const ROUTES: Record<string, Entry> = {
   'pay GET /checkout/assets/checkout.js': { kind: 'public' },
   'pay GET /checkout/:productId': { kind: 'public' },
   'pay POST /checkout/:productId': { kind: 'public' },
+  'pay POST /checkout/:productId/trial': { kind: 'public' },
+  'pay POST /api/checkout/trials': { kind: 'public' },
   'pay GET /checkout/:productId/complete': { kind: 'public' },
   'pay GET /checkout/:productId/continue': { kind: 'public' },
   'pay POST /api/checkout/payment-intent': { kind: 'public' },
   'pay POST /api/checkout/mirror/validate': { kind: 'public' },
   'pay POST /api/checkout/mirror/subscription/charge': { kind: 'public' },
   'pay POST /api/checkout/crypto/webhook': { kind: 'public' },
+  // The buyer portal: public routes whose own session cookie and CSRF token guard every change
+  // (src/modules/portal/portal.test.ts proves them).
+  'pay GET /portal/assets/portal.css': { kind: 'public' },
+  'pay GET /portal': { kind: 'public' },
+  'pay POST /portal/sign-in': { kind: 'public' },
+  'pay GET /portal/sign-in/:token': { kind: 'public' },
+  'pay POST /portal/sign-in/:token': { kind: 'public' },
+  'pay POST /portal/sign-out': { kind: 'public' },
+  'pay POST /portal/licenses/:licenseId/devices/release': { kind: 'public' },
+  'pay POST /portal/licenses/:licenseId/license-file': { kind: 'public' },
+  'pay POST /portal/subscriptions/:subscriptionId/cancel': { kind: 'public' },
 };
 
 const license = (o: Owned) => `/v1/apps/${o.appId}/licenses/${o.licenseId}`;

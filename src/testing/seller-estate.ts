@@ -204,6 +204,8 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   orders: 'orderId',
   disputes: 'disputeId',
   subscriptions: 'subscriptionId',
+  // A buyer portal sign-in link's token: no estate holds one, so any id stands for an unknown token.
+  'sign-in': 'licenseId',
 };
 
 export function estateIdFor(

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import {
+  type SellerWithApp,
+  sellerWithApp,
+  startTestServer,
+  type TestServer,
+  uniqueSuffix,
+} from '../../../src/testing/harness.js';
+import { buyWithSandbox } from '../../../src/testing/purchases.js';
 import { type Receiver, startReceiver } from '../../../src/testing/receiver.js';
-import { CheckoutClient, LicensingApiError } from './index.js';
+import { CheckoutClient, LicensingApiError, LicensingClient, responseInfo } from './index.js';
 
 /** A loopback server stands in for the checkout host's HTTP boundary and answers as told. */
 let host: Receiver;
@@ -143,5 +151,123 @@ describe('CheckoutClient', () => {
       shop.checkoutUrl('prod_1', 'v1.abc-_'),
       'https://pay.example.com/checkout/prod_1?payload=v1.abc-_',
     );
+  });
+});
+
+describe('CheckoutClient.startTrial against the service', () => {
+  let server: TestServer;
+  let seller: SellerWithApp;
+  let shop: CheckoutClient;
+  before(async () => {
+    server = await startTestServer();
+    seller = await sellerWithApp(server);
+    shop = new CheckoutClient({ payUrl: server.service.payUrl, retryDelayMs: 1 });
+  });
+  after(() => server.stop());
+
+  const product = async (extra: Record<string, unknown> = { trialDays: 7 }) =>
+    (
+      await server.api.post(
+        '/products',
+        { appId: seller.appId, name: 'Trial Tool', price: 29, currency: 'USD', ...extra },
+        { token: seller.token },
+      )
+    ).expect(201).body as { id: string };
+  const email = () => `trial-${uniqueSuffix()}@example.com`;
+  const trialLicenses = async (productId: string) =>
+    server.db
+      .selectFrom('licenses')
+      .select(['key', 'email', 'status'])
+      .where('product_id', '=', productId)
+      .execute();
+  const refusedWith = (status: number, code: string, field?: string) => (error: unknown) =>
+    error instanceof LicensingApiError &&
+    error.status === status &&
+    error.code === code &&
+    typeof error.requestId === 'string' &&
+    (field === undefined || error.details[0]?.field === field);
+
+  test('starts a trial bound to the device, which verifies as TRIAL until its end', async () => {
+    const { id: productId } = await product();
+    const buyer = email();
+    const trial = await shop.startTrial({ productId, email: buyer, hwuid: 'sdk-pc-1' });
+    assert.deepEqual(
+      { ...trial, licenseKey: typeof trial.licenseKey, expiresAt: typeof trial.expiresAt },
+      {
+        licenseKey: 'string',
+        productId,
+        email: buyer,
+        status: 'TRIAL',
+        expiresAt: 'string',
+        trialDays: 7,
+        hwBound: true,
+      },
+    );
+    const info = responseInfo(trial);
+    assert.equal(info?.status, 201);
+    assert.equal(info?.replayed, false);
+    assert.match(info?.idempotencyKey ?? '', /^[0-9a-f-]{36}$/, 'a creating call carries a key');
+
+    const client = new LicensingClient({ baseUrl: server.service.coreUrl });
+    const result = await client.verify({ key: trial.licenseKey, hwuid: 'sdk-pc-1', appId: seller.appId });
+    assert.equal(result.valid, true);
+    assert.equal(result.status, 'TRIAL');
+    assert.deepEqual(await trialLicenses(productId), [
+      { key: trial.licenseKey, email: buyer, status: 'trial' },
+    ]);
+
+    // Without a device the trial is the e-mail's alone.
+    const unbound = await shop.startTrial({ productId, email: email() });
+    assert.equal(unbound.hwBound, false);
+  });
+
+  test('a second trial for the e-mail or the device rejects with 409 trial_already_used and issues nothing', async () => {
+    const { id: productId } = await product();
+    const buyer = email();
+    await shop.startTrial({ productId, email: buyer, hwuid: 'sdk-pc-2' });
+    await assert.rejects(
+      shop.startTrial({ productId, email: buyer, hwuid: 'sdk-pc-3' }),
+      refusedWith(409, 'trial_already_used', 'email'),
+    );
+    await assert.rejects(
+      shop.startTrial({ productId, email: email(), hwuid: 'sdk-pc-2' }),
+      refusedWith(409, 'trial_already_used', 'hwuid'),
+    );
+    assert.equal((await trialLicenses(productId)).length, 1);
+  });
+
+  test('a buyer holding a paid license gets 409 license_already_owned; a product without a trial 409 product_unavailable', async () => {
+    const { id: productId } = await product();
+    const buyer = email();
+    await buyWithSandbox(server, productId, buyer);
+    await assert.rejects(
+      shop.startTrial({ productId, email: buyer, hwuid: 'sdk-pc-4' }),
+      refusedWith(409, 'license_already_owned', 'email'),
+    );
+    const plain = await product({});
+    await assert.rejects(
+      shop.startTrial({ productId: plain.id, email: email() }),
+      refusedWith(409, 'product_unavailable'),
+    );
+    await assert.rejects(
+      shop.startTrial({ productId: '00000000-0000-4000-8000-000000000000', email: email() }),
+      refusedWith(404, 'not_found'),
+    );
+    assert.equal((await trialLicenses(plain.id)).length, 0);
+  });
+
+  test('a start repeated with its idempotency key gets the same trial back, not trial_already_used', async () => {
+    const { id: productId } = await product();
+    const input = { productId, email: email(), hwuid: 'sdk-pc-5' };
+    const idempotencyKey = globalThis.crypto.randomUUID();
+    const first = await shop.startTrial(input, { idempotencyKey });
+    // As the client's retry after a lost answer: same key, same request.
+    const again = await shop.startTrial(input, { idempotencyKey });
+    assert.deepEqual(again, first);
+    assert.equal(responseInfo(again)?.replayed, true);
+    assert.equal((await trialLicenses(productId)).length, 1);
+    // A new call (a fresh key) is a new start, refused as such.
+    await assert.rejects(shop.startTrial(input), refusedWith(409, 'trial_already_used'));
+    assert.throws(() => shop.startTrial(input, { idempotencyKey: '' }), TypeError);
   });
 });

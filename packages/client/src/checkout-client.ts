@@ -1,5 +1,6 @@
-import { type RetryOptions, requestJson } from './http.js';
-import type { PurchaseValidation, RenewalCharge } from './types.js';
+import type { CreateOptions } from './client.js';
+import { checkedKey, type RetryOptions, requestJson } from './http.js';
+import type { PurchaseValidation, RenewalCharge, StartedTrial } from './types.js';
 
 export interface CheckoutClientOptions extends RetryOptions {
   /** The checkout host's address ({pay_url}), e.g. https://pay.example.com. */
@@ -8,8 +9,9 @@ export interface CheckoutClientOptions extends RetryOptions {
 }
 
 /**
- * Your backend's calls to the checkout host. These paths are not under /v1 and take no API key:
- * the product's callbackSecret is the credential where one is needed. Error answers throw
+ * Calls to the checkout host, from your backend or (startTrial) your client software. These paths
+ * are not under /v1 and take no API key: the product's callbackSecret is the credential where one
+ * is needed. Error answers throw
  * LicensingApiError; a purchase that does not verify is an answer, not an error.
  */
 export class CheckoutClient {
@@ -49,6 +51,29 @@ export class CheckoutClient {
       currency: input.currency,
       callback_secret: input.callbackSecret,
     });
+  }
+
+  /**
+   * Starts the product's free trial for a buyer, binding `hwuid` (when given) as its device; no
+   * credential. A second trial for the e-mail or the device rejects with 409 `trial_already_used`.
+   */
+  startTrial(
+    input: { productId: string; email: string; hwuid?: string },
+    options: CreateOptions = {},
+  ): Promise<StartedTrial> {
+    const body = { productId: input.productId, email: input.email, hwuid: input.hwuid };
+    // Keyed: a retry after a lost answer replays the trial instead of meeting trial_already_used.
+    return requestJson<StartedTrial>(
+      this.fetchImpl,
+      {
+        method: 'POST',
+        url: new URL(`${this.base}/api/checkout/trials`),
+        body,
+        retry: 'keyed',
+        idempotencyKey: checkedKey(options.idempotencyKey),
+      },
+      this.options,
+    );
   }
 
   // Both calls are safe to repeat: validate only reads, and the service charges a period once

@@ -127,24 +127,59 @@ describe('verification from client software', () => {
       productId: product.id,
       floating: true,
       maxSeats: 1,
+      leaseSeconds: 120,
     });
+    assert.deepEqual(
+      [license.floating, license.maxSeats, license.leaseSeconds, license.maxDevices, license.features],
+      [true, 1, 120, null, null],
+    );
     const client = new LicensingClient({ baseUrl: origin() });
     const taken = await client.checkout({ key: license.key, hwuid: 'desk', appId });
     assert.deepEqual([taken.valid, taken.features], [true, ['export']]);
-    assert.equal(typeof taken.lease_expires_at, 'string');
+    assert.equal(taken.lease_expires_at, new Date(clock.now().getTime() + 120_000).toISOString());
     assert.equal(
       (await client.checkout({ key: license.key, hwuid: 'laptop', appId })).code,
       'no_seat_available',
     );
+    const held = await seller.licenses.seats(appId, license.id);
+    assert.deepEqual(held, {
+      seats: [
+        { hwuid: 'desk', acquiredAt: clock.now().toISOString(), leaseExpiresAt: taken.lease_expires_at },
+      ],
+      total: 1,
+      maxSeats: 1,
+    });
+
+    // A second seat, a longer lease and the license's own entitlements, all through update.
+    const changed = await seller.licenses.update(appId, license.id, {
+      maxSeats: 2,
+      leaseSeconds: 900,
+      features: ['export', 'sync'],
+    });
     assert.deepEqual(
-      (await seller.licenses.seats(appId, license.id)).seats.map((seat) => seat.hwuid),
-      ['desk'],
+      [changed.maxSeats, changed.leaseSeconds, changed.features],
+      [2, 900, ['export', 'sync']],
     );
+    const second = await client.checkout({ key: license.key, hwuid: 'laptop', appId });
+    assert.deepEqual([second.valid, second.features], [true, ['export', 'sync']]);
+    assert.equal(second.lease_expires_at, new Date(clock.now().getTime() + 900_000).toISOString());
+    assert.equal((await seller.licenses.seats(appId, license.id)).total, 2);
+    // Seat settings on update are checked like on issue.
+    await assert.rejects(
+      seller.licenses.update(appId, license.id, { leaseSeconds: 30 }),
+      (error: unknown) =>
+        error instanceof LicensingApiError && error.details.some((d) => d.field === 'leaseSeconds'),
+    );
+
     assert.deepEqual(await client.checkin({ key: license.key, hwuid: 'desk', appId }), { released: true });
     assert.deepEqual(await client.checkin({ key: license.key, hwuid: 'desk', appId }), {
       released: false,
       code: 'seat_not_held',
     });
+    assert.deepEqual(
+      (await seller.licenses.seats(appId, license.id)).seats.map((seat) => seat.hwuid),
+      ['laptop'],
+    );
   });
 
   test('refuses a token for another app, one that is not a license token, and an expired one', async () => {

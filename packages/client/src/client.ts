@@ -1,15 +1,19 @@
-import { type RetryClass, type RetryOptions, requestJson } from './http.js';
+import { checkedKey, type RetryClass, type RetryOptions, requestJson } from './http.js';
 import type {
   ApiKey,
   App,
   Introspection,
   License,
   LicenseInput,
+  LicenseUpdateInput,
+  OfflineActivation,
+  OfflineActivationInput,
   Page,
   Product,
   ProductInput,
-  Seat,
+  RevocationList,
   SeatCheckin,
+  SeatList,
   Session,
   User,
   VerificationResult,
@@ -118,6 +122,8 @@ export class LicensingClient {
     this.repeatable<SeatCheckin>('POST', '/licenses/checkin', input);
   introspect = (licenseToken: string) =>
     this.repeatable<Introspection>('POST', '/licenses/introspect', { license_token: licenseToken });
+  /** The app's signed revocation list, for checkRevocations; fetch it whenever the machine is online. */
+  revocations = (appId: string) => this.get<RevocationList>('/licenses/revocations', { appId });
   /** The key set address for offline checks. */
   get jwksUri(): string {
     return `${this.base}/licenses/jwks`;
@@ -197,7 +203,7 @@ export class LicensingClient {
       this.create<License>(`/apps/${seg(appId)}/licenses`, input, options),
     get: (appId: string, licenseId: string) =>
       this.get<License>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}`),
-    update: (appId: string, licenseId: string, input: LicenseInput) =>
+    update: (appId: string, licenseId: string, input: LicenseUpdateInput) =>
       this.repeatable<License>('PATCH', `/apps/${seg(appId)}/licenses/${seg(licenseId)}`, input),
     // Status moves answer 409 when repeated after they took effect, so they are not retried blindly.
     suspend: (appId: string, licenseId: string) =>
@@ -211,22 +217,19 @@ export class LicensingClient {
         `/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices`,
       ),
     seats: (appId: string, licenseId: string) =>
-      this.get<{ seats: Seat[]; total: number; maxSeats: number | null }>(
-        `/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats`,
-      ),
+      this.get<SeatList>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats`),
     releaseDevice: (appId: string, licenseId: string, hwuid: string) =>
       this.once<void>('DELETE', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices/${seg(hwuid)}`),
+    /**
+     * Binds the device an air-gapped machine's request names and answers its license file.
+     * Handing the same request in again binds nothing more, so a lost answer is retried.
+     */
+    activateOffline: (input: OfflineActivationInput) =>
+      this.repeatable<OfflineActivation>('POST', '/licenses/offline-activations', input),
   };
 }
 
 /** One path segment: an id with a slash or a dot-dot cannot reach another route. */
 function seg(value: string): string {
   return encodeURIComponent(value);
-}
-
-function checkedKey(key: string | undefined): string | undefined {
-  if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
-    throw new TypeError('idempotencyKey: must be a string of 1 to 255 characters');
-  }
-  return key;
 }

@@ -157,6 +157,14 @@ function retryAfterMs(header: string | null): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
 }
 
+/** A caller's own Idempotency-Key, checked before anything is sent. */
+export function checkedKey(key: string | undefined): string | undefined {
+  if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
+    throw new TypeError('idempotencyKey: must be a string of 1 to 255 characters');
+  }
+  return key;
+}
+
 /** A fresh key per logical call: globalThis.crypto exists in Node 20, browsers, Deno, Bun and Electron. */
 function newIdempotencyKey(): string {
   return globalThis.crypto.randomUUID();

@@ -16,6 +16,8 @@ import {
   LicenseFileError,
   LicenseTokenError,
   LicenseTokenVerifier,
+  LicensingApiError,
+  LicensingClient,
   type RevocationSnapshot,
   verifyLicenseFile,
 } from './index.js';
@@ -251,6 +253,69 @@ describe('license files in the SDK', () => {
     // A list a day old has expired.
     clock.advance(25 * 3600_000);
     assert.equal(await rejection(checkRevocations(before, { ...options, store: undefined })), 'expired');
+  });
+
+  test('LicensingClient hands a request in for its file and fetches the list that revokes it', async () => {
+    // Its own seller: a test above moved the clock past the shared seller's session.
+    const owner = await sellerWithApp(server);
+    const backend = new LicensingClient({ baseUrl: server.service.coreUrl, token: owner.token });
+    const machine = new LicensingClient({ baseUrl: server.service.coreUrl });
+    const license = await backend.licenses.issue(owner.appId, { maxDevices: 1, features: ['render'] });
+    const written = createOfflineActivationRequest({ key: license.key, hwuid: 'lab-1', appId: owner.appId });
+    const answer = await backend.licenses.activateOffline({ request: written.request, validDays: 30 });
+    assert.deepEqual(
+      [answer.licenseId, answer.hwuid, answer.nonce, answer.activated, answer.encrypted],
+      [license.id, 'lab-1', written.nonce, true, false],
+    );
+    let saved: RevocationSnapshot | undefined;
+    const revocations = {
+      load: () => saved,
+      save: (value: RevocationSnapshot) => {
+        saved = value;
+      },
+    };
+    const check = () =>
+      verifyLicenseFile(answer.licenseFile, {
+        keySet,
+        appId: owner.appId,
+        hwuid: 'lab-1',
+        nonce: written.nonce,
+        revocations,
+        now: () => clock.now(),
+      });
+    const claims = await check();
+    assert.deepEqual([claims.sub, claims.features], [license.id, ['render']]);
+    assert.equal(claims.exp, Math.floor(Date.parse(answer.expiresAt) / 1000));
+
+    // The place is taken: the same request again binds nothing, another machine is refused.
+    assert.equal((await backend.licenses.activateOffline({ request: written.request })).activated, false);
+    const another = createOfflineActivationRequest({ key: license.key, hwuid: 'lab-2' });
+    await assert.rejects(
+      backend.licenses.activateOffline({ request: another.request }),
+      (error: unknown) =>
+        error instanceof LicensingApiError && error.status === 409 && error.code === 'device_limit_reached',
+    );
+    // A floating license has no offline file.
+    const floating = await backend.licenses.issue(owner.appId, { floating: true, maxSeats: 1 });
+    await assert.rejects(
+      backend.licenses.activateOffline({
+        request: createOfflineActivationRequest({ key: floating.key, hwuid: 'lab-1' }).request,
+      }),
+      (error: unknown) => error instanceof LicensingApiError && error.code === 'license_floating',
+    );
+
+    await backend.licenses.suspend(owner.appId, license.id);
+    // The public list, fetched with no credential, passed to checkRevocations as it is.
+    const list = await machine.revocations(owner.appId);
+    assert.equal(list.appId, owner.appId);
+    assert.ok(list.count >= 1);
+    const snapshot = await checkRevocations(list, { keySet, appId: owner.appId, store: revocations });
+    assert.ok(snapshot.revoked.includes(license.id));
+    assert.equal(await rejection(check()), 'revoked');
+    await assert.rejects(
+      machine.revocations('00000000-0000-4000-8000-000000000000'),
+      (error: unknown) => error instanceof LicensingApiError && error.status === 404,
+    );
   });
 
   test('createOfflineActivationRequest refuses what the service would refuse', () => {

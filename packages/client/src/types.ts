@@ -15,7 +15,10 @@ export interface VerificationResult {
     | 'not_floating'
     | 'seat_required'
     | 'no_seat_available'
-    | 'seat_not_held';
+    | 'seat_not_held'
+    /** A trial license and a device that already had another trial of the product. */
+    | 'trial_already_used';
+  /** ACTIVE, TRIAL (a free trial until expiresAt), EXPIRED, SUSPENDED, REVOKED or NOT_FOUND. */
   status: string;
   expiresAt: string | null;
   email: string | null;
@@ -164,6 +167,8 @@ export interface Product {
   merchantWebhookUrl: string | null;
   /** Entitlements every license of the product grants unless it overrides them. */
   features: string[];
+  /** Days of the free trial the hosted checkout offers (1 to 365); null: no trial. */
+  trialDays: number | null;
   /** The hosted checkout page that sells this product on the checkout host. */
   checkoutUrl: string;
   createdAt: string;
@@ -181,7 +186,7 @@ export interface License {
   productId: string | null;
   userId: string;
   email: string | null;
-  status: 'active' | 'suspended' | 'revoked' | 'expired';
+  status: 'active' | 'trial' | 'suspended' | 'revoked' | 'expired';
   expiresAt: string | null;
   metadata: { plan?: string; features?: string[]; [key: string]: unknown };
   maxDevices: number | null;
@@ -191,8 +196,25 @@ export interface License {
   floating: boolean;
   maxSeats: number | null;
   leaseSeconds: number | null;
+  /** When the license began as a trial: that trial's end (kept after conversion); else null. */
+  trialEndsAt: string | null;
+  /** When a payment turned the trial into a paid license; null otherwise. */
+  convertedAt: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** POST {pay_url}/api/checkout/trials: the trial license issued to the buyer. */
+export interface StartedTrial {
+  licenseKey: string;
+  productId: string;
+  email: string;
+  status: 'TRIAL';
+  /** The trial's end: the license's expiry until the buyer pays. */
+  expiresAt: string;
+  trialDays: number;
+  /** Whether the hwuid sent is bound as the license's device. */
+  hwBound: boolean;
 }
 
 export interface LicenseInput {
@@ -206,6 +228,57 @@ export interface LicenseInput {
   floating?: boolean;
   maxSeats?: number;
   leaseSeconds?: number;
+}
+
+/**
+ * PATCH …/licenses/:licenseId: any of these. A license keeps its product and whether it is
+ * floating; `maxSeats`/`leaseSeconds` apply to a floating one, `maxDevices` to a node-locked one.
+ */
+export type LicenseUpdateInput = Omit<LicenseInput, 'productId' | 'floating'>;
+
+/** GET …/licenses/:licenseId/seats: the live seats, oldest first; a node-locked license has none. */
+export interface SeatList {
+  seats: Seat[];
+  total: number;
+  maxSeats: number | null;
+}
+
+/** POST /licenses/offline-activations: an air-gapped machine's request, handed in by the seller. */
+export interface OfflineActivationInput {
+  /** The one-line request the machine wrote (`createOfflineActivationRequest(…).request`). */
+  request: string;
+  /** Days the file is valid (1–3650); a year by default, never past the license's expiry. */
+  validDays?: number;
+  /** Encrypt the file so only the license key opens it. */
+  encrypt?: boolean;
+}
+
+/** The device is bound; send `licenseFile` back to the machine, which checks it with verifyLicenseFile. */
+export interface OfflineActivation {
+  licenseId: string;
+  appId: string;
+  hwuid: string;
+  /** The request's nonce, also in the file. */
+  nonce: string;
+  /** True when this call bound the device; false when it was bound already. */
+  activated: boolean;
+  encrypted: boolean;
+  licenseFile: string;
+  issuedAt: string;
+  expiresAt: string;
+}
+
+/** GET /licenses/revocations?appId=…: hand it to checkRevocations as it is. */
+export interface RevocationList {
+  appId: string;
+  /** Moves whenever any license of the app changes. */
+  version: number;
+  /** Licenses on the list. */
+  count: number;
+  /** The signed list (JWS, token_use service_revocation_list_v1). */
+  revocationList: string;
+  issuedAt: string;
+  expiresAt: string;
 }
 
 /** POST /api/checkout/mirror/validate: a paid purchase matches the license and e-mail. */

@@ -26,6 +26,7 @@ export const BILLING_TYPES = ['one_time', 'recurring'] as const satisfies readon
 export type LicenseStatus = License['status'];
 export const LICENSE_STATUSES = [
   'active',
+  'trial',
   'suspended',
   'revoked',
   'expired',

@@ -179,7 +179,7 @@ describe('GET /v1/analytics/stats', () => {
       products: { total: 3, active: 2 },
       licenses: {
         total: 9,
-        byStatus: { active: 4, suspended: 2, revoked: 2, expired: 1 },
+        byStatus: { active: 4, trial: 0, suspended: 2, revoked: 2, expired: 1 },
         verificationsLast30Days: { valid: 4, invalid: 3 },
       },
       orders: { total: 7, byStatus: { pending: 1, paid: 4, canceled: 1, rejected: 1 }, refunded: 1 },
@@ -238,7 +238,7 @@ describe('GET /v1/analytics/revenue', () => {
 describe('GET /v1/analytics/licenses', () => {
   test('counts issued, suspended, revoked and expired per day, the licenses active at each day’s end, and verifications', async () => {
     const body = (await get('/analytics/licenses?from=2026-03-01T00:00:00Z&interval=day')).expect(200).body;
-    assert.deepEqual(body.totals, { active: 4, suspended: 2, revoked: 2, expired: 1 });
+    assert.deepEqual(body.totals, { active: 4, trial: 0, suspended: 2, revoked: 2, expired: 1 });
     assert.deepEqual(body.verifications, { valid: 4, invalid: 3 });
     const point = (
       day: number,

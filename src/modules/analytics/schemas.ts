@@ -11,6 +11,7 @@ export type Interval = (typeof INTERVALS)[number];
 const keysOf = <K extends string>(all: Record<K, true>) => Object.keys(all) as K[];
 export const LICENSE_STATUSES = keysOf<LicenseStatus>({
   active: true,
+  trial: true,
   suspended: true,
   revoked: true,
   expired: true,

@@ -24,18 +24,28 @@ export async function ownsApp(executor: Executor, userId: string, appId: string)
 const byOwner = (owner: Owner, table: string) =>
   sql`${sql.ref(`${table}.user_id`)} = ${owner.userId} ${owner.appId ? sql`and ${sql.ref(`${table}.app_id`)} = ${owner.appId}` : sql``}`;
 
-/** Licenses by status as verification sees them: an active one past its expiry counts as expired. */
+/**
+ * Licenses by status as verification sees them: an active one or a trial past its expiry counts
+ * as expired.
+ */
 export async function countLicenses(executor: Executor, owner: Owner, now: Date) {
-  const { rows } = await sql<{ active: number; suspended: number; revoked: number; expired: number }>`
+  const { rows } = await sql<{
+    active: number;
+    trial: number;
+    suspended: number;
+    revoked: number;
+    expired: number;
+  }>`
     select
       count(*) filter (where status = 'active' and (expires_at is null or expires_at > ${now}))::bigint as active,
+      count(*) filter (where status = 'trial' and expires_at > ${now})::bigint as trial,
       count(*) filter (where status = 'suspended')::bigint as suspended,
       count(*) filter (where status = 'revoked')::bigint as revoked,
-      count(*) filter (where status = 'expired' or (status = 'active' and expires_at <= ${now}))::bigint as expired
+      count(*) filter (where status = 'expired' or (status in ('active', 'trial') and expires_at <= ${now}))::bigint as expired
     from licenses l
     where ${byOwner(owner, 'l')}
   `.execute(executor);
-  return rows[0] ?? { active: 0, suspended: 0, revoked: 0, expired: 0 };
+  return rows[0] ?? { active: 0, trial: 0, suspended: 0, revoked: 0, expired: 0 };
 }
 
 export interface ActivityPoint {

@@ -213,7 +213,7 @@ describe('GET /v1/overview', () => {
     // Four paid orders issued four licenses, plus two issued by hand; the disputed one is suspended.
     assert.deepEqual(body.licenses, {
       total: 6,
-      byStatus: { active: 5, suspended: 1, revoked: 0, expired: 0 },
+      byStatus: { active: 5, trial: 0, suspended: 1, revoked: 0, expired: 0 },
     });
     assert.deepEqual(body.activity.totals, { valid: 3, invalid: 1, activations: 2 });
     assert.equal(body.activity.points.length, 30);
@@ -328,7 +328,7 @@ describe('GET /v1/overview', () => {
     assert.deepEqual(none.revenue.last12Months.series, []);
     assert.deepEqual(none.licenses, {
       total: 0,
-      byStatus: { active: 0, suspended: 0, revoked: 0, expired: 0 },
+      byStatus: { active: 0, trial: 0, suspended: 0, revoked: 0, expired: 0 },
     });
     assert.deepEqual(none.activity.totals, { valid: 0, invalid: 0, activations: 0 });
     assert.equal(none.activity.points.length, 30);

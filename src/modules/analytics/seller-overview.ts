@@ -53,7 +53,7 @@ export function createSellerOverview({ db, clock }: { db: Db; clock: Clock }) {
           last12Months: { ...window(months, now), series: currencySeries(monthly) },
         },
         licenses: {
-          total: licenses.active + licenses.suspended + licenses.revoked + licenses.expired,
+          total: licenses.active + licenses.trial + licenses.suspended + licenses.revoked + licenses.expired,
           byStatus: licenses,
         },
         activity: {

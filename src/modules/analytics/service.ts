@@ -124,11 +124,16 @@ async function userCounts(trx: Executor) {
   return { total: sum(byTier), byTier, byRole, deleted };
 }
 
-/** Licenses by status as verification sees them: an active one past its expiry is expired. */
+/** Licenses by status as verification sees them: an active one or a trial past its expiry is expired. */
 async function licenseCounts(trx: Executor, now: Date): Promise<Record<LicenseStatus, number>> {
   const { byStatus, lapsed } = await store.countLicenses(trx, now);
   const counts = countsBy(LICENSE_STATUSES, byStatus);
-  return { ...counts, active: counts.active - lapsed, expired: counts.expired + lapsed };
+  return {
+    ...counts,
+    active: counts.active - lapsed.active,
+    trial: counts.trial - lapsed.trial,
+    expired: counts.expired + lapsed.active + lapsed.trial,
+  };
 }
 
 /** A count for every key, so an answer always names each one. */

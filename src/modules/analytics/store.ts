@@ -56,7 +56,7 @@ export function countProducts(executor: Executor) {
 }
 
 /**
- * Licenses by stored status, and how many of the active ones are past their expiry (the job
+ * Licenses by stored status, and how many of the active ones and trials are past their expiry (the job
  * has not marked them yet; verification already refuses them).
  */
 export async function countLicenses(executor: Executor, now: Date) {
@@ -67,11 +67,14 @@ export async function countLicenses(executor: Executor, now: Date) {
     .execute();
   const lapsed = await executor
     .selectFrom('licenses')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('status', '=', 'active')
+    .select([
+      (eb) => eb.fn.countAll<number>().filterWhere('status', '=', 'active').as('active'),
+      (eb) => eb.fn.countAll<number>().filterWhere('status', '=', 'trial').as('trial'),
+    ])
+    .where('status', 'in', ['active', 'trial'])
     .where('expires_at', '<=', now)
     .executeTakeFirstOrThrow();
-  return { byStatus, lapsed: lapsed.count };
+  return { byStatus, lapsed: { active: Number(lapsed.active), trial: Number(lapsed.trial) } };
 }
 
 /** Orders by status; `paid` counts those that were paid at some point (a refund cancels them). */

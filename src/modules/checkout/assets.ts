@@ -26,6 +26,7 @@ button, .button { display: block; width: 100%; padding: .8rem; border-radius: 8p
 .links { display: flex; flex-wrap: wrap; gap: .25rem 1rem; justify-content: center; margin-top: 1.25rem; font-size: .85rem; }
 .license { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .85rem; }
 .secure { color: var(--muted); font-size: .8rem; }
+.trial { border-top: 1px solid var(--line); margin-top: 1.5rem; padding-top: 1rem; } h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
 `;
 
 /**

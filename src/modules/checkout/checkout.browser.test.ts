@@ -311,4 +311,31 @@ describe('the hosted checkout in a browser', () => {
     });
     assert.equal(validation.verified, true);
   });
+
+  test('starts a free trial from the page for the device that opened it, without payment', async (t) => {
+    const seller = await sellerWithApp(server);
+    const item = await shopProduct(seller, { trialDays: 14 });
+    const page = await openPage(t);
+    await page.goto(`${payUrl()}/checkout/${item.id}?hwuid=browser-pc`);
+
+    const start = page.getByRole('button', { name: 'Start your 14-day free trial' });
+    await page.getByLabel('E-mail for your trial key').fill('trial@example.com');
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/trial')),
+      start.press('Enter'),
+    ]);
+    assert.equal(answer.status(), 200);
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Your free trial has started');
+    const key = await page.getByLabel('Your trial license key').inputValue();
+    assert.match(key, LICENSE_KEY);
+    await screenshot(page, 'checkout-trial-started');
+
+    const verified = (await server.api.post('/licenses/verify', { key, hwuid: 'browser-pc' })).expect(
+      200,
+    ).body;
+    assert.equal(verified.valid, true);
+    assert.equal(verified.status, 'TRIAL');
+    assert.equal(verified.hw_bound, true);
+    assert.equal(await orderCount(seller), 0, 'no order: nothing was paid');
+  });
 });

@@ -26,6 +26,16 @@ export interface CheckoutView {
   payload: string | null;
   attempt: string;
   error: string | null;
+  /** The free trial the product offers, or null. */
+  trial: TrialView | null;
+}
+
+export interface TrialView {
+  days: number;
+  /** The device the page was opened for (?hwuid=), carried into the trial form. */
+  hwuid: string | null;
+  email: string;
+  error: string | null;
 }
 
 export function formatPrice(amount: string, currency: string): string {
@@ -131,9 +141,46 @@ ${view.crypto ? html`<button type="submit" name="method" value="crypto" class="s
 </form>`
     : ''
 }
+${view.trial ? trialSection(product, view.trial) : ''}
 ${product.cancelUrl ? html`<p class="cancel"><a href="${product.cancelUrl}" id="cancel">Cancel and return to the seller</a></p>` : ''}
 ${policyLinks(product)}`,
     { scripts },
+  );
+}
+
+const trialLabel = (days: number) => `Start your ${days}-day free trial`;
+
+/** The trial form: an e-mail, and the device the page was opened for. No payment. */
+function trialSection(product: PageProduct, trial: TrialView): Html {
+  return html`<section class="trial" aria-labelledby="trial-title">
+<h2 id="trial-title">Try it first</h2>
+<p class="note">No payment needed: the trial key comes to your e-mail address. One trial per person and device.</p>
+${trial.error ? html`<p class="error" role="alert" id="trial-error">${trial.error}</p>` : ''}
+<form method="post" action="/checkout/${product.id}/trial" id="trial-form">
+${trial.hwuid ? html`<input type="hidden" name="hwuid" value="${trial.hwuid}">` : ''}
+<label for="trial-email">E-mail for your trial key</label>
+<input id="trial-email" name="email" type="email" autocomplete="email" required maxlength="254" value="${trial.email}">
+<div class="actions"><button type="submit" class="secondary" id="start-trial">${trialLabel(trial.days)}</button></div>
+</form>
+</section>`;
+}
+
+export function trialStartedPage(view: {
+  product: PageProduct;
+  licenseKey: string;
+  email: string;
+  days: number;
+  endsAt: string;
+}): Html {
+  return layout(
+    `Trial started – ${view.product.name}`,
+    html`<h1>Your free trial has started</h1>
+<p>You can use <strong>${view.product.name}</strong> for ${view.days} days, until <time datetime="${view.endsAt}">${view.endsAt.slice(0, 10)}</time>.</p>
+<p><label for="license-key">Your trial license key</label></p>
+<p><input id="license-key" class="license" readonly value="${view.licenseKey}" aria-describedby="license-note"></p>
+<p id="license-note" class="note">We also sent it to ${view.email}. When you buy ${view.product.name} with this e-mail address, this key becomes your paid license.</p>
+<p><a class="pay button" href="/checkout/${view.product.id}">Buy ${view.product.name}</a></p>
+${policyLinks(view.product)}`,
   );
 }
 

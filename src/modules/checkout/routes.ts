@@ -15,6 +15,9 @@ import {
   CryptoEventAck,
   PageParams,
   PageQuery,
+  TrialFormBody,
+  TrialStartBody,
+  TrialStarted,
   ValidateAnswer,
   ValidateBody,
 } from './schemas.js';
@@ -94,7 +97,7 @@ export function registerCheckoutRoutes(
     schema: {
       summary: 'The checkout page of a product',
       description:
-        'For buyers’ browsers: the product, the price and the payment form. With payload (strict mirror mode) the e-mail is fixed by the seller.',
+        'For buyers’ browsers: the product, the price and the payment form, and the free-trial form when the product offers a trial (hwuid, added by the buyer’s software, becomes the trial’s device). With payload (strict mirror mode) the e-mail is fixed by the seller.',
       tags: ['checkout'],
       params: PageParams,
       querystring: PageQuery,
@@ -110,7 +113,7 @@ export function registerCheckoutRoutes(
       },
     },
     handler: async (request, reply) =>
-      sendPage(reply, await checkout.page(request.params.productId, request.query.payload)),
+      sendPage(reply, await checkout.page(request.params.productId, request.query)),
   });
 
   app.get('/checkout/:productId/complete', {
@@ -173,6 +176,54 @@ export function registerCheckoutRoutes(
       handler: async (request, reply) =>
         sendPage(reply, await checkout.pay(request.params.productId, request.body)),
     });
+
+    form.post('/checkout/:productId/trial', {
+      config: { auth: 'public', rateLimit },
+      schema: {
+        summary: 'Start a free trial from the checkout page',
+        description:
+          'The trial form post (application/x-www-form-urlencoded): no payment; one trial per e-mail and per device. Shows the trial key, which is also sent by e-mail.',
+        tags: ['checkout'],
+        params: PageParams,
+        body: TrialFormBody,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          200: page('The trial key, with its end'),
+          400: pageOrErrorBody('The form is malformed', {
+            validation_failed: 'a form field is invalid',
+            invalid_json: 'a JSON body that does not parse',
+          }),
+          404: page('The product does not exist, is not on sale, or offers no trial'),
+          409: page(
+            'The form again: this e-mail or device already had a trial, or the e-mail already holds a license',
+          ),
+          422: page('The form again, saying what to correct'),
+        },
+      },
+      handler: async (request, reply) =>
+        sendPage(reply, await checkout.startTrial(request.params.productId, request.body)),
+    });
+  });
+
+  // Keyed: a client whose answer was lost retries with its key and gets its trial again, not
+  // trial_already_used for the trial it started itself.
+  app.post('/api/checkout/trials', {
+    config: { auth: 'public', rateLimit, idempotent: true },
+    schema: {
+      summary: 'Start a free trial (for client software)',
+      description:
+        'Issues the product’s trial license without payment, for the e-mail and (optionally) the device given, which is bound as its first device. One trial per e-mail and per device and product. The key is also sent to the e-mail address; paying later for the product with the same address converts this license. Send an Idempotency-Key (a random UUID) to retry safely: a retry whose first answer was lost gets that answer again.',
+      tags: ['checkout'],
+      body: TrialStartBody,
+      response: { 201: TrialStarted },
+      errors: {
+        not_found: 'the product does not exist',
+        product_unavailable: 'the product is not on sale, or offers no trial',
+        trial_already_used: 'this e-mail address or device already had a trial of this product',
+        license_already_owned: 'this e-mail address already holds a license of this product',
+      },
+    },
+    handler: async (request, reply) => reply.status(201).send(await checkout.startTrialFor(request.body)),
   });
 
   app.post('/api/checkout/payment-intent', {

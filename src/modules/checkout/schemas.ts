@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { Email, Nullable, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { Hwuid } from '../licenses/index.js';
 import { PAYLOAD_MAX_LENGTH } from './mirror-payload.js';
 
 const Payload = Type.String({ maxLength: PAYLOAD_MAX_LENGTH });
@@ -8,7 +9,14 @@ export const PageParams = Type.Object(
   { productId: Type.String({ maxLength: 64 }) },
   { additionalProperties: false },
 );
-export const PageQuery = Type.Object({ payload: Type.Optional(Payload) }, { additionalProperties: false });
+export const PageQuery = Type.Object(
+  {
+    payload: Type.Optional(Payload),
+    /** The device the buyer's software runs on, added by the software that opened the page. */
+    hwuid: Type.Optional(Hwuid),
+  },
+  { additionalProperties: false },
+);
 
 /** The hosted form's fields (application/x-www-form-urlencoded). */
 export const CheckoutFormBody = Type.Object(
@@ -77,3 +85,35 @@ export const ValidateAnswer = Type.Union([
 ]);
 
 export const CryptoEventAck = Type.Object({ received: Type.Literal(true) });
+
+/** The hosted trial form's fields (application/x-www-form-urlencoded). */
+export const TrialFormBody = Type.Object(
+  {
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+    hwuid: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Client software starting a trial for its buyer. */
+export const TrialStartBody = Type.Object(
+  {
+    productId: Uuid,
+    email: Email,
+    hwuid: Type.Optional(Hwuid),
+  },
+  { additionalProperties: false },
+);
+
+export const TrialStarted = Type.Object({
+  licenseKey: Type.String(),
+  productId: Uuid,
+  email: Type.String(),
+  /** TRIAL, as verification shows it. */
+  status: Type.Literal('TRIAL'),
+  /** The end of the trial: the license's expiry until the buyer pays. */
+  expiresAt: Timestamp,
+  trialDays: Type.Integer(),
+  /** Whether the hwuid given is bound to the license as its device. */
+  hwBound: Type.Boolean(),
+});

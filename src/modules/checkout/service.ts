@@ -18,7 +18,9 @@ import {
   pendingPage,
   problemPage,
   successPage,
+  trialStartedPage,
 } from './pages.js';
+import type { Trials } from './trials.js';
 
 type CheckoutProduct = NonNullable<Awaited<ReturnType<ProductService['forCheckout']>>>;
 
@@ -40,6 +42,7 @@ export function createCheckoutService({
   log,
   payments,
   products,
+  trials,
   card,
   cryptoConfigured,
   payUrl,
@@ -51,6 +54,7 @@ export function createCheckoutService({
     'createPaymentIntent' | 'confirmPayment' | 'startCryptoPayment' | 'checkoutReceipt' | 'findPaidPurchase'
   >;
   products: Pick<ProductService, 'forCheckout' | 'callbackSecretOf'>;
+  trials: Pick<Trials, 'start'>;
   /** The card partner as the page embeds it. */
   card: { kind: 'sandbox' } | { kind: 'stripe'; publishableKey: string };
   cryptoConfigured: boolean;
@@ -111,7 +115,12 @@ export function createCheckoutService({
   function view(
     product: CheckoutProduct,
     strict: { token: string; email: string } | null,
-    form: { email?: string; payload?: string; error?: string | null },
+    form: {
+      email?: string;
+      payload?: string;
+      error?: string | null;
+      trial?: { hwuid?: string | null; email?: string; error?: string | null };
+    },
   ): CheckoutView {
     return {
       product: pageProduct(product),
@@ -136,6 +145,15 @@ export function createCheckoutService({
       // A fresh attempt id for every form shown: a double submit of one form opens one order.
       attempt: randomBytes(16).toString('base64url'),
       error: form.error ?? null,
+      trial:
+        product.trialDays === null
+          ? null
+          : {
+              days: product.trialDays,
+              hwuid: form.trial?.hwuid ?? null,
+              email: form.trial?.email ?? '',
+              error: form.trial?.error ?? null,
+            },
     };
   }
 
@@ -173,12 +191,59 @@ export function createCheckoutService({
     `${payUrl}${completePath(productId, order)}`;
 
   return {
-    async page(productId: string, payload: string | undefined): Promise<PageOutcome> {
+    async page(productId: string, query: { payload?: string; hwuid?: string }): Promise<PageOutcome> {
       const product = await findProduct(productId);
       if (!product?.active) return unavailable();
-      const { strict, refused } = await strictMode(product, payload);
+      const { strict, refused } = await strictMode(product, query.payload);
       if (refused) return refused;
-      return { status: 200, page: checkoutPage(view(product, strict, { payload })) };
+      return {
+        status: 200,
+        page: checkoutPage(view(product, strict, { payload: query.payload, trial: { hwuid: query.hwuid } })),
+      };
+    },
+
+    /** Client software starting a trial for its buyer (the JSON route): the key and its end. */
+    startTrialFor: (input: { productId: string; email: string; hwuid?: string }) => trials.start(input),
+
+    /**
+     * The trial form post: the trial key on a page (and by e-mail), or the checkout page again
+     * saying why no trial started.
+     */
+    async startTrial(productId: string, form: { email?: string; hwuid?: string }): Promise<PageOutcome> {
+      const product = await findProduct(productId);
+      if (!product?.active) return unavailable();
+      // The trial form of a product without a trial is a page that does not exist.
+      if (product.trialDays === null)
+        return {
+          status: 404,
+          page: problemPage('No free trial', 'This product does not offer a free trial.'),
+        };
+      const hwuid = form.hwuid?.trim() ? form.hwuid : null;
+      const again = (status: number, error: string) => ({
+        status,
+        page: checkoutPage(view(product, null, { trial: { hwuid, email: form.email, error } })),
+      });
+      const email = (form.email ?? '').trim();
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
+        return again(422, 'Enter the e-mail address where you want to receive your trial key.');
+      try {
+        const trial = await trials.start({ productId, email, hwuid });
+        return {
+          status: 200,
+          page: trialStartedPage({
+            product: pageProduct(product),
+            licenseKey: trial.licenseKey,
+            email: trial.email,
+            days: trial.trialDays,
+            endsAt: trial.expiresAt,
+          }),
+        };
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        if (['trial_already_used', 'license_already_owned', 'product_unavailable'].includes(error.code))
+          return again(409, `${error.message}.`);
+        throw error;
+      }
     },
 
     /** The plain form post: the sandbox's test card, or the crypto button. Works without JavaScript. */
@@ -324,6 +389,7 @@ export function createCheckoutService({
       const key = normalizeLicenseKey(input.license);
       const found = key ? await payments.findPaidPurchase(key, input.email) : null;
       if (!found) return notVerified(NO_PURCHASE);
+      if (found.licenseStatus === 'trial') return notVerified(NO_PURCHASE);
       if (found.licenseStatus !== 'active') return notVerified(LICENSE_REFUSALS[found.licenseStatus]);
       const { order } = found;
       return {

@@ -7,6 +7,7 @@ export {
 } from './offline-activation.js';
 export { registerOfflineLicenseRoutes } from './offline-routes.js';
 export { registerLicenseRoutes, registerVerificationRoutes } from './routes.js';
+export { Hwuid } from './schemas.js';
 export { createLicenseService, type LicenseService } from './service.js';
 export { createVerification, type Verification } from './verification.js';
 export { createVerificationCache, type VerificationCache } from './verification-cache.js';

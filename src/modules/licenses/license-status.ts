@@ -6,14 +6,23 @@ import type { LicenseStatus } from '../../platform/db/schema.js';
  *
  * Moves: active ⇄ suspended (suspend, reinstate); active, suspended or expired → revoked (final);
  * active → expired when the expiry passes; expired → active when the expiry is extended.
+ * Trials: trial → expired when the trial ends; trial or a trial's expiry → active when its buyer
+ * pays (conversion); trial ⇄ suspended and trial → revoked like active (reinstating a suspended
+ * trial gives back the trial, not a paid license).
  */
 export function clientStatus(status: LicenseStatus): string {
   return status.toUpperCase();
 }
 
-/** An active license whose expiry has passed counts as expired even before the job marks it. */
+/** Whether a license grants use now: paid and active, or in its trial. */
+export function grantsUse(status: LicenseStatus): boolean {
+  return status === 'active' || status === 'trial';
+}
+
+/**
+ * An active license or a trial whose expiry has passed counts as expired even before the job
+ * marks it.
+ */
 export function effectiveStatus(status: LicenseStatus, expiresAt: Date | null, now: Date): LicenseStatus {
-  return status === 'active' && expiresAt !== null && expiresAt.getTime() <= now.getTime()
-    ? 'expired'
-    : status;
+  return grantsUse(status) && expiresAt !== null && expiresAt.getTime() <= now.getTime() ? 'expired' : status;
 }

@@ -31,6 +31,7 @@ describe('issuing licenses', () => {
     });
     assert.deepEqual(Object.keys(license).sort(), [
       'appId',
+      'convertedAt',
       'createdAt',
       'deviceCount',
       'email',
@@ -45,6 +46,7 @@ describe('issuing licenses', () => {
       'metadata',
       'productId',
       'status',
+      'trialEndsAt',
       'updatedAt',
       'userId',
     ]);

@@ -153,16 +153,16 @@ describe('offline activation', () => {
     );
   });
 
-  test('the device limit holds: a full license answers 409 and binds nothing', async () => {
+  test('the device limit holds: a full license answers 409 device_limit_reached and binds nothing', async () => {
     const seller = await sellerWithApp(server);
     const license = await issueLicense(server, seller, { maxDevices: 1 });
     (await server.api.post('/licenses/verify', { key: license.key, hwuid: 'online-1' })).expect(200);
     const error = assertError(
       await activateOffline(seller, { request: activationRequest({ key: license.key, hwuid: 'offline-1' }) }),
       409,
-      'conflict',
+      'device_limit_reached',
     );
-    assert.match(error.message, /device_limit_reached/);
+    assert.match(error.message, /release a device/);
     assert.deepEqual(
       (await devicesOf(seller, license.id)).devices.map((d) => d.hwuid),
       ['online-1'],
@@ -278,35 +278,53 @@ describe('offline activation', () => {
     assert.deepEqual(payload.features, ['sync.cloud', 'export']);
   });
 
-  test('a floating license cannot be activated offline: 409, and nothing is bound', async () => {
+  test('a floating license cannot be activated offline: 409 license_floating, and no seat or device is taken', async () => {
     const seller = await sellerWithApp(server);
     const license = await issueLicense(server, seller, { floating: true, maxSeats: 2 });
     const error = assertError(
       await activateOffline(seller, { request: activationRequest({ key: license.key, hwuid: 'pc-1' }) }),
       409,
-      'conflict',
+      'license_floating',
     );
     assert.match(error.message, /floating/);
     assert.equal((await devicesOf(seller, license.id)).total, 0);
+    const seats = (
+      await server.api.get(`/apps/${seller.appId}/licenses/${license.id}/seats`, { token: seller.token })
+    ).expect(200).body;
+    assert.equal(seats.total, 0);
   });
 
-  test('a license that is not active is refused with 409 and binds nothing', async () => {
+  test('a suspended, revoked or expired license is refused with a 409 naming its status, and binds nothing', async () => {
     const seller = await sellerWithApp(server);
-    const license = await issueLicense(server, seller);
+    const act = (id: string, action: string) =>
+      server.api.post(`/apps/${seller.appId}/licenses/${id}/${action}`, {}, { token: seller.token });
+    const suspended = await issueLicense(server, seller);
+    (await act(suspended.id, 'suspend')).expect(200);
+    const revoked = await issueLicense(server, seller);
+    (await act(revoked.id, 'revoke')).expect(200);
+    // Expired by the clock alone: no job has marked it yet.
+    const expired = await issueLicense(server, seller, {
+      expiresAt: new Date(clock.now().getTime() + 60_000).toISOString(),
+    });
+    clock.advance(61_000);
+    for (const [license, code] of [
+      [suspended, 'license_suspended'],
+      [revoked, 'license_revoked'],
+      [expired, 'license_expired'],
+    ] as const) {
+      const error = assertError(
+        await activateOffline(seller, { request: activationRequest({ key: license.key, hwuid: 'pc-1' }) }),
+        409,
+        code,
+      );
+      assert.match(error.message, /cannot be activated offline/);
+      assert.equal((await devicesOf(seller, license.id)).total, 0, code);
+    }
+    // Reinstated, the suspended one activates.
+    (await act(suspended.id, 'reinstate')).expect(200);
     (
-      await server.api.post(
-        `/apps/${seller.appId}/licenses/${license.id}/suspend`,
-        {},
-        { token: seller.token },
-      )
+      await activateOffline(seller, { request: activationRequest({ key: suspended.key, hwuid: 'pc-1' }) })
     ).expect(200);
-    const error = assertError(
-      await activateOffline(seller, { request: activationRequest({ key: license.key, hwuid: 'pc-1' }) }),
-      409,
-      'conflict',
-    );
-    assert.match(error.message, /suspended/);
-    assert.equal((await devicesOf(seller, license.id)).total, 0);
   });
 
   test('bad input answers 400 naming the field, and changes nothing', async () => {

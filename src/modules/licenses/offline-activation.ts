@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import type { LicenseMetadata } from '../../platform/db/schema.js';
-import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js';
+import { AppError, type ErrorCode, invalidField, notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
 import { type LicenseFileSigner, revocationListIssuedAt } from '../license-tokens/index.js';
@@ -91,6 +91,23 @@ export function parseActivationRequest(text: string): ActivationRequest & { cano
   };
 }
 
+/**
+ * Why a license that grants no offline use is refused, one code per status. A trial is refused
+ * too: its one-trial-per-device rule is kept by online activation.
+ */
+const REFUSAL_OF_STATUS = {
+  suspended: 'license_suspended',
+  revoked: 'license_revoked',
+  expired: 'license_expired',
+  trial: 'license_trial',
+} as const satisfies Partial<Record<LicenseStatus, ErrorCode>>;
+
+function refusal(status: LicenseStatus): AppError {
+  const code = REFUSAL_OF_STATUS[status as keyof typeof REFUSAL_OF_STATUS] ?? 'conflict';
+  const why = status === 'trial' ? 'in its trial; trials are activated online' : status;
+  return new AppError(code, `The license is ${why}; it cannot be activated offline`);
+}
+
 export type OfflineActivation = ReturnType<typeof createOfflineActivation>;
 
 export function createOfflineActivation({
@@ -123,17 +140,15 @@ export function createOfflineActivation({
     options: OfflineActivationOptions = {},
   ) {
     const fileSigner = await requireSigner();
-    const refuse = (status: string) =>
-      new AppError('conflict', `The license is ${status}; it cannot be activated`);
     if (license.floating) {
       throw new AppError(
-        'conflict',
+        'license_floating',
         'A floating license cannot be activated offline: its seats are leases renewed online',
       );
     }
     const now = clock.now();
     const status = effectiveStatus(license.status, license.expires_at, now);
-    if (status !== 'active') throw refuse(status);
+    if (status !== 'active') throw refusal(status);
     let activated = false;
     if (!(await isDeviceBound(db, license.id, request.hwuid))) {
       // The same conditional write as online activation: racing activations never pass the limit.
@@ -143,10 +158,10 @@ export function createOfflineActivation({
         const nowStatus = current
           ? effectiveStatus(current.status, current.expires_at, clock.now())
           : 'revoked';
-        if (nowStatus !== 'active') throw refuse(nowStatus);
+        if (nowStatus !== 'active') throw refusal(nowStatus);
         throw new AppError(
-          'conflict',
-          'device_limit_reached: every device place of this license is taken; release a device first',
+          'device_limit_reached',
+          'Every device place of this license is taken; release a device first',
         );
       }
       activated = outcome === 'activated';

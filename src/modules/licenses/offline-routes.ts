@@ -74,8 +74,13 @@ export function registerOfflineLicenseRoutes(
       response: { 200: OfflineActivationResult },
       errors: {
         not_found: 'no license of yours (of this API key’s app) has the request’s key',
-        conflict:
-          'the license is not active, is floating, or has no free device place (device_limit_reached); or license signing is off',
+        license_suspended: 'the license is suspended',
+        license_revoked: 'the license is revoked',
+        license_expired: 'the license has expired',
+        license_trial: 'the license is in its trial; trials are activated online',
+        license_floating: 'the license is floating: its seats are leases renewed online',
+        device_limit_reached: 'every device place of the license is taken; release a device first',
+        conflict: 'license signing is off on this installation',
       },
     },
     handler: async (request, reply) =>

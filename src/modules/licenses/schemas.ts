@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import { Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 import { FeatureList } from '../products/index.js';
 
-export const LICENSE_STATUSES = ['active', 'suspended', 'revoked', 'expired'] as const;
+export const LICENSE_STATUSES = ['active', 'trial', 'suspended', 'revoked', 'expired'] as const;
 
 /** plan and features travel in license tokens; other keys are the seller's own notes. */
 export const Metadata = Type.Object(
@@ -50,6 +50,10 @@ export const License = Type.Object({
   floating: Type.Boolean(),
   maxSeats: Nullable(Type.Integer()),
   leaseSeconds: Nullable(Type.Integer()),
+  /** When the license began as a trial: the end of that trial (kept after it converts); else null. */
+  trialEndsAt: Nullable(Timestamp),
+  /** When a payment turned the trial into a paid license; null otherwise. */
+  convertedAt: Nullable(Timestamp),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -121,7 +125,7 @@ export const SeatList = Type.Object({
 export const DeviceList = Type.Object({ devices: Type.Array(Device), total: Type.Integer() });
 
 /** Device ids are whatever the client software derives; bounded, and never blank. */
-const Hwuid = Type.String({
+export const Hwuid = Type.String({
   minLength: 1,
   maxLength: 200,
   pattern: '\\S',
@@ -155,6 +159,7 @@ export const VERIFY_CODES = [
   'seat_required',
   'no_seat_available',
   'seat_not_held',
+  'trial_already_used',
 ] as const;
 export type VerifyCode = (typeof VERIFY_CODES)[number];
 

@@ -63,6 +63,17 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
     return row;
   }
 
+  async function releaseBoundDevice(licenseId: string, hwuid: string): Promise<void> {
+    const released = await db.transaction().execute(async (trx) => {
+      if (!(await store.releaseDevice(trx, licenseId, hwuid))) return false;
+      await cache.announceLicense(trx, licenseId);
+      return true;
+    });
+    cache.forgetLicense(licenseId);
+    if (!released) throw notFound('Device');
+    log.info({ licenseId, hwuid }, 'license.device.released');
+  }
+
   /** A seller's status move, refused with 409 when the license is not in a state it may leave. */
   async function move(
     principal: Principal,
@@ -158,6 +169,77 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
     },
 
     /**
+     * Issues a product's trial license in the caller's transaction: status trial until `endsAt`,
+     * one device (the `hwuid` given, bound at once), and the product's one trial per e-mail and
+     * per device taken for it. Throws trial_already_used (the transaction then undoes the
+     * license) when the e-mail or the device had its trial.
+     */
+    async issueTrial(
+      trx: Executor,
+      input: {
+        appId: string;
+        userId: string;
+        productId: string;
+        email: string;
+        hwuid: string | null;
+        endsAt: Date;
+        now: Date;
+      },
+    ) {
+      let license = await store.insertLicense(trx, {
+        id: newId(),
+        key: generateLicenseKey(),
+        appId: input.appId,
+        productId: input.productId,
+        userId: input.userId,
+        email: input.email,
+        expiresAt: input.endsAt,
+        metadata: {},
+        maxDevices: 1,
+        trial: true,
+        now: input.now,
+      });
+      const claim = { productId: input.productId, licenseId: license.id, now: input.now };
+      const refused = !(await store.claimTrial(trx, { ...claim, kind: 'email', value: input.email }))
+        ? 'email'
+        : input.hwuid !== null &&
+            !(await store.claimTrial(trx, { ...claim, kind: 'device', value: input.hwuid }))
+          ? 'hwuid'
+          : null;
+      if (refused)
+        throw new AppError(
+          'trial_already_used',
+          `${refused === 'email' ? 'This e-mail address' : 'This device'} has already had a trial of this product`,
+          [{ field: refused, message: 'has already had a trial of this product' }],
+        );
+      if (input.hwuid !== null)
+        license = await store.bindFirstDevice(trx, license.id, input.hwuid, input.now);
+      await recordLicenseEvent(trx, 'license.created', license, input.now);
+      return license;
+    },
+
+    /**
+     * The paid license an order buys, when its buyer (same e-mail) had a trial of the product:
+     * the trial becomes it (same key and devices), with license.updated, in the fulfilment's
+     * transaction. Undefined when there is no trial to convert.
+     */
+    async convertTrial(
+      trx: Executor,
+      input: { productId: string; email: string; expiresAt: Date | null; now: Date },
+    ) {
+      const row = await store.convertTrial(trx, input);
+      if (!row) return undefined;
+      await recordLicenseEvent(trx, 'license.updated', row, input.now);
+      await cache.announceLicense(trx, row.id);
+      // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
+      cache.forgetLicense(row.id);
+      return row;
+    },
+
+    /** Whether the buyer already holds a non-trial license of the product (trials are refused). */
+    holdsPaidLicense: (productId: string, email: string) => store.holdsPaidLicense(db, productId, email),
+
+    /**
      * A paid renewal moves the license's expiry to the new period end, in the renewal's own
      * transaction; a license that expired meanwhile becomes active again. Suspended or revoked
      * licenses keep their status (a dispute or the seller decided that).
@@ -226,9 +308,9 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
     },
 
     suspend: (principal: Principal, appId: string, licenseId: string) =>
-      move(principal, appId, licenseId, 'suspended', ['active']),
+      move(principal, appId, licenseId, 'suspended', ['active', 'trial']),
     revoke: (principal: Principal, appId: string, licenseId: string) =>
-      move(principal, appId, licenseId, 'revoked', ['active', 'suspended', 'expired']),
+      move(principal, appId, licenseId, 'revoked', ['active', 'trial', 'suspended', 'expired']),
     reinstate: (principal: Principal, appId: string, licenseId: string) =>
       move(principal, appId, licenseId, 'active', ['suspended']),
 
@@ -258,15 +340,14 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
 
     async releaseDevice(principal: Principal, appId: string, licenseId: string, hwuid: string) {
       const license = await requireLicense(principal, appId, licenseId);
-      const released = await db.transaction().execute(async (trx) => {
-        if (!(await store.releaseDevice(trx, license.id, hwuid))) return false;
-        await cache.announceLicense(trx, license.id);
-        return true;
-      });
-      cache.forgetLicense(license.id);
-      if (!released) throw notFound('Device');
-      log.info({ licenseId, hwuid }, 'license.device.released');
+      await releaseBoundDevice(license.id, hwuid);
     },
+
+    /**
+     * Frees a device's place on a license the caller has already matched to its buyer (the
+     * buyer portal): the same release as the seller's, 404 for a device not bound to it.
+     */
+    releaseBuyerDevice: (licenseId: string, hwuid: string) => releaseBoundDevice(licenseId, hwuid),
 
     /**
      * Marks licenses past their expiry as expired, each with one license.expired event in the
@@ -365,6 +446,8 @@ export function toLicense(row: LicenseRow): LicenseResource {
     floating: row.floating,
     maxSeats: row.max_seats,
     leaseSeconds: row.lease_seconds,
+    trialEndsAt: isoOrNull(row.trial_ends_at),
+    convertedAt: isoOrNull(row.converted_at),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

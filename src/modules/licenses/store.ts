@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
 import { preparedStatement } from '../../platform/db/prepared.js';
@@ -19,6 +20,8 @@ export function insertLicense(
     maxDevices: number | null;
     features?: string[] | null;
     seats?: { maxSeats: number; leaseSeconds: number } | null;
+    /** A trial license: status trial until trialEndsAt (its expiry). */
+    trial?: boolean;
     now: Date;
   },
 ): Promise<LicenseRow> {
@@ -38,6 +41,7 @@ export function insertLicense(
       floating: Boolean(license.seats),
       max_seats: license.seats?.maxSeats ?? null,
       lease_seconds: license.seats?.leaseSeconds ?? null,
+      ...(license.trial ? { status: 'trial' as const, trial_ends_at: license.expiresAt } : {}),
       created_at: license.now,
       updated_at: license.now,
     })
@@ -75,7 +79,14 @@ export async function listLicenses(executor: Executor, appId: string, filter: Li
   return { rows, total: Number(total.total) };
 }
 
-/** Moves a license to `status`, only from the states in `from`, decided in one statement. */
+/** A license back in use: a trial not yet paid for returns to trial, any other to active. */
+const inUseAgain = sql<LicenseStatus>`case when trial_ends_at is not null and converted_at is null
+  then 'trial' else 'active' end`;
+
+/**
+ * Moves a license to `status`, only from the states in `from`, decided in one statement. Back to
+ * active means back in use: an unconverted trial becomes a trial again.
+ */
 export function setLicenseStatus(
   executor: Executor,
   licenseId: string,
@@ -85,7 +96,7 @@ export function setLicenseStatus(
 ): Promise<LicenseRow | undefined> {
   return executor
     .updateTable('licenses')
-    .set({ status, updated_at: now })
+    .set({ status: status === 'active' ? inUseAgain : status, updated_at: now })
     .where('id', '=', licenseId)
     .where('status', 'in', from)
     .returningAll()
@@ -124,7 +135,7 @@ export function updateLicenseDetails(
       ...(changes.maxSeats !== undefined ? { max_seats: changes.maxSeats } : {}),
       ...(changes.leaseSeconds !== undefined ? { lease_seconds: changes.leaseSeconds } : {}),
       ...(revives
-        ? { status: sql<LicenseStatus>`case when status = 'expired' then 'active' else status end` }
+        ? { status: sql<LicenseStatus>`case when status = 'expired' then ${inUseAgain} else status end` }
         : {}),
       updated_at: now,
     })
@@ -163,6 +174,7 @@ function verificationQuery(executor: Executor, key: string, hwuid: string | null
     .select([
       'l.id',
       'l.app_id',
+      'l.product_id',
       'l.user_id',
       'l.email',
       'l.status',
@@ -199,35 +211,56 @@ export async function activateDevice(
   licenseId: string,
   hwuid: string,
   now: Date,
-): Promise<'activated' | 'full' | 'already_bound'> {
-  return executor.transaction().execute(async (trx) => {
-    const place = await trx
-      .updateTable('licenses')
-      .set((eb) => ({ device_count: eb('device_count', '+', 1) }))
-      .where('id', '=', licenseId)
-      // Still usable at the moment of binding: a suspension a moment earlier wins.
-      .where('status', '=', 'active')
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .where((eb) => eb.or([eb('max_devices', 'is', null), eb('device_count', '<', eb.ref('max_devices'))]))
-      .returning('id')
-      .executeTakeFirst();
-    if (!place) return 'full';
-    const device = await trx
-      .insertInto('license_devices')
-      .values({ license_id: licenseId, hwuid, activated_at: now })
-      .onConflict((oc) => oc.columns(['license_id', 'hwuid']).doNothing())
-      .returning('hwuid')
-      .executeTakeFirst();
-    if (device) return 'activated';
-    // The same device was bound by a concurrent request: give the place back.
-    await trx
-      .updateTable('licenses')
-      .set((eb) => ({ device_count: eb('device_count', '-', 1) }))
-      .where('id', '=', licenseId)
-      .execute();
-    return 'already_bound';
-  });
+  /** On a trial license: the product whose one trial per device this device takes. */
+  trialOf: string | null = null,
+): Promise<'activated' | 'full' | 'already_bound' | 'trial_used'> {
+  return executor
+    .transaction()
+    .execute(async (trx) => {
+      // Claimed first and kept only with the binding: the claim's key decides across nodes.
+      if (
+        trialOf &&
+        !(await claimTrial(trx, { productId: trialOf, kind: 'device', value: hwuid, licenseId, now }))
+      )
+        return 'trial_used';
+      const place = await trx
+        .updateTable('licenses')
+        .set((eb) => ({ device_count: eb('device_count', '+', 1) }))
+        .where('id', '=', licenseId)
+        // Still usable at the moment of binding: a suspension a moment earlier wins.
+        .where('status', 'in', ['active', 'trial'])
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .where((eb) => eb.or([eb('max_devices', 'is', null), eb('device_count', '<', eb.ref('max_devices'))]))
+        .returning('id')
+        .executeTakeFirst();
+      // Nothing bound: on a trial, undone, so a claim taken above for this attempt is not kept.
+      if (!place) {
+        if (trialOf) throw NO_PLACE;
+        return 'full';
+      }
+      const device = await trx
+        .insertInto('license_devices')
+        .values({ license_id: licenseId, hwuid, activated_at: now })
+        .onConflict((oc) => oc.columns(['license_id', 'hwuid']).doNothing())
+        .returning('hwuid')
+        .executeTakeFirst();
+      if (device) return 'activated';
+      // The same device was bound by a concurrent request: give the place back.
+      await trx
+        .updateTable('licenses')
+        .set((eb) => ({ device_count: eb('device_count', '-', 1) }))
+        .where('id', '=', licenseId)
+        .execute();
+      return 'already_bound';
+    })
+    .catch((error: unknown) => {
+      if (error === NO_PLACE) return 'full' as const;
+      throw error;
+    });
 }
+
+/** Thrown to roll back a trial activation that found no place (see activateDevice). */
+const NO_PLACE = new Error('no device place');
 
 export function listDevices(executor: Executor, licenseId: string) {
   return executor
@@ -256,7 +289,7 @@ export async function releaseDevice(trx: Executor, licenseId: string, hwuid: str
   return true;
 }
 
-/** Moves active licenses whose expiry has passed to expired, at most `limit` at a time. */
+/** Moves active and trial licenses whose expiry has passed to expired, at most `limit` at a time. */
 export async function expireDue(executor: Executor, now: Date, limit: number) {
   return (
     executor
@@ -268,14 +301,14 @@ export async function expireDue(executor: Executor, now: Date, limit: number) {
         executor
           .selectFrom('licenses')
           .select('id')
-          .where('status', '=', 'active')
+          .where('status', 'in', ['active', 'trial'])
           .where('expires_at', '<=', now)
           .orderBy('expires_at')
           .limit(limit)
           .forUpdate()
           .skipLocked(),
       )
-      .where('status', '=', 'active')
+      .where('status', 'in', ['active', 'trial'])
       // Re-checked on the row as written: an expiry extended meanwhile keeps the license active.
       .where('expires_at', '<=', now)
       .returningAll()
@@ -404,4 +437,100 @@ export function listSeats(executor: Executor, licenseId: string, now: Date) {
     .orderBy('acquired_at')
     .orderBy('hwuid')
     .execute();
+}
+
+const trialDigest = (kind: 'email' | 'device', value: string) =>
+  createHash('sha256')
+    .update(kind === 'email' ? value.trim().toLowerCase() : value)
+    .digest('hex');
+
+/**
+ * Takes the one trial of a product for an e-mail or a device, for `licenseId`. True when this
+ * license holds it now (taken here, or already its own); false when another license has it. The
+ * primary key decides: of concurrent claims, on any node, one inserts and the others wait for it.
+ */
+export async function claimTrial(
+  trx: Executor,
+  claim: { productId: string; kind: 'email' | 'device'; value: string; licenseId: string; now: Date },
+): Promise<boolean> {
+  const digest = trialDigest(claim.kind, claim.value);
+  const taken = await trx
+    .insertInto('trial_claims')
+    .values({
+      product_id: claim.productId,
+      kind: claim.kind,
+      digest,
+      license_id: claim.licenseId,
+      claimed_at: claim.now,
+    })
+    .onConflict((oc) => oc.columns(['product_id', 'kind', 'digest']).doNothing())
+    .returning('license_id')
+    .executeTakeFirst();
+  if (taken) return true;
+  const holder = await trx
+    .selectFrom('trial_claims')
+    .select('license_id')
+    .where('product_id', '=', claim.productId)
+    .where('kind', '=', claim.kind)
+    .where('digest', '=', digest)
+    .executeTakeFirst();
+  return holder?.license_id === claim.licenseId;
+}
+
+/** Binds a device at issue (the trial's first device), taking its place. */
+export async function bindFirstDevice(trx: Executor, licenseId: string, hwuid: string, now: Date) {
+  await trx
+    .insertInto('license_devices')
+    .values({ license_id: licenseId, hwuid, activated_at: now })
+    .execute();
+  return trx
+    .updateTable('licenses')
+    .set((eb) => ({ device_count: eb('device_count', '+', 1) }))
+    .where('id', '=', licenseId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Whether the buyer already holds a license of the product that is not a running trial (bought,
+ * converted or issued by the seller), by e-mail, in any status.
+ */
+export async function holdsPaidLicense(executor: Executor, productId: string, email: string) {
+  const row = await executor
+    .selectFrom('licenses')
+    .select('id')
+    .where('product_id', '=', productId)
+    .where(sql<string>`lower(email)`, '=', email.trim().toLowerCase())
+    .where((eb) => eb.or([eb('trial_ends_at', 'is', null), eb('converted_at', 'is not', null)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Turns the buyer's trial of the product (running or ended) into the paid license, in one
+ * statement: status active, the paid expiry, no trial device limit, same key and devices. A
+ * suspended or revoked trial is left alone (the seller decided about it). Undefined when there is
+ * none to convert.
+ */
+export function convertTrial(
+  executor: Executor,
+  input: { productId: string; email: string; expiresAt: Date | null; now: Date },
+): Promise<LicenseRow | undefined> {
+  return executor
+    .updateTable('licenses')
+    .set({
+      status: 'active',
+      expires_at: input.expiresAt,
+      max_devices: null,
+      converted_at: input.now,
+      updated_at: input.now,
+    })
+    .where('product_id', '=', input.productId)
+    .where(sql<string>`lower(email)`, '=', input.email.trim().toLowerCase())
+    .where('trial_ends_at', 'is not', null)
+    .where('converted_at', 'is', null)
+    .where('status', 'in', ['trial', 'expired'])
+    .returningAll()
+    .executeTakeFirst();
 }

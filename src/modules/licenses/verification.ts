@@ -13,7 +13,7 @@ import {
 } from '../license-tokens/index.js';
 import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
-import { clientStatus, effectiveStatus } from './license-status.js';
+import { clientStatus, effectiveStatus, grantsUse } from './license-status.js';
 import type { VerificationResultType, VerifyCode } from './schemas.js';
 import * as store from './store.js';
 import type { Found, LicenseState, VerificationCache } from './verification-cache.js';
@@ -90,7 +90,7 @@ export function createVerification({
     const status = effectiveStatus(found.status, found.expires_at, now);
     const code =
       outcome.code ??
-      (status === 'active' ? undefined : REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS]);
+      (grantsUse(status) ? undefined : REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS]);
     const result: VerificationResultType = {
       valid: code === undefined,
       appId: found.app_id,
@@ -143,7 +143,7 @@ export function createVerification({
   }
 
   const usable = (found: LicenseState) =>
-    effectiveStatus(found.status, found.expires_at, clock.now()) === 'active';
+    grantsUse(effectiveStatus(found.status, found.expires_at, clock.now()));
 
   /**
    * Verify and validate-hardware on a floating license take no seat: valid only for a device
@@ -182,7 +182,13 @@ export function createVerification({
       }
       if (deviceBound) return answer(found, { hwBound: true });
       // Binding stays a conditional write in the database; only its outcome is remembered.
-      const activation = await store.activateDevice(db, found.id, hwuid, clock.now());
+      // A trial binds a device only if that device has had no other trial of the product.
+      const trialOf = found.status === 'trial' ? found.product_id : null;
+      const activation = await store.activateDevice(db, found.id, hwuid, clock.now(), trialOf);
+      if (activation === 'trial_used') {
+        log.info({ licenseId: found.id }, 'license.verify.trial_device_refused');
+        return answer(found, { code: 'trial_already_used', hwBound: false });
+      }
       if (activation === 'full') {
         log.info({ licenseId: found.id }, 'license.verify.device_refused');
         return answer(found, { code: 'device_limit_reached', hwBound: false });
@@ -222,7 +228,7 @@ export function createVerification({
         const license = await store.lockLicense(trx, found.id);
         if (!license) return { kind: 'gone' };
         // The cached state may be a moment old; the locked row decides.
-        if (effectiveStatus(license.status, license.expires_at, now) !== 'active')
+        if (!grantsUse(effectiveStatus(license.status, license.expires_at, now)))
           return { kind: 'inactive', status: license.status, expiresAt: license.expires_at };
         if (!license.floating || license.max_seats === null || license.lease_seconds === null)
           return { kind: 'not_floating' };
@@ -288,8 +294,12 @@ export function createVerification({
       const license = await store.findLicenseById(db, checked.licenseId);
       if (!license) return { active: false, reason: 'license_not_found' };
       const status = effectiveStatus(license.status, license.expires_at, clock.now());
-      if (status !== 'active')
-        return { active: false, reason: REASON_OF_STATUS[status], status: clientStatus(status) };
+      if (!grantsUse(status))
+        return {
+          active: false,
+          reason: REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS],
+          status: clientStatus(status),
+        };
       return {
         active: true,
         sub: claims.sub,

@@ -18,10 +18,15 @@ interface PurchaseNotice {
   licenseKey: string;
 }
 
-type Block = { paragraph: string } | { licenseKey: string } | { facts: [label: string, value: string][] };
+type Block =
+  | { paragraph: string }
+  | { licenseKey: string }
+  | { link: string }
+  | { facts: [label: string, value: string][] };
 
 /** The message for a notification, or null for a kind this module does not know. */
 export function renderNotice(kind: string, data: Record<string, unknown>): RenderedMail | null {
+  if (kind === 'portal.sign_in') return renderSignInLink(data);
   const notice = readPurchase(data);
   const product = notice.productName || 'your purchase';
   const facts: [string, string][] = [
@@ -51,21 +56,57 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
         { paragraph: `${notice.buyerEmail} bought ${product}. The license was issued with the order.` },
         { facts: [...facts, ['Buyer', notice.buyerEmail], ['Order', notice.orderId]] },
       ]);
+    case 'trial.buyer': {
+      // A trial has no order or amount: its days and end instead (see queueTrialNotice in checkout).
+      const ends = typeof data.trialEndsAt === 'string' ? data.trialEndsAt.slice(0, 10) : '';
+      return compose(`Your free trial of ${product}`, [
+        { paragraph: `Your free trial of ${product} has started. Here is your trial license key:` },
+        { licenseKey: notice.licenseKey },
+        {
+          paragraph: `The trial ends on ${ends}. Buy ${product} with this e-mail address and this key becomes your paid license, with the devices it already activated.`,
+        },
+        {
+          facts: [
+            ['Product', product],
+            ['Trial ends', ends],
+          ],
+        },
+      ]);
+    }
     default:
       return null;
   }
+}
+
+/**
+ * The buyer portal's one-time sign-in link (data: link, minutes). The portal removes the link
+ * once it is used; a notice without one has no message.
+ */
+function renderSignInLink(data: Record<string, unknown>): RenderedMail | null {
+  if (typeof data.link !== 'string' || data.link === '') return null;
+  const minutes = typeof data.minutes === 'number' ? data.minutes : 15;
+  return compose('Your sign-in link', [
+    { paragraph: 'Open this link to see your licenses, orders and devices:' },
+    { link: data.link },
+    {
+      paragraph: `The link works once, within ${minutes} minutes. If you did not ask for it, ignore this message: nothing happens without it.`,
+    },
+  ]);
 }
 
 function compose(subject: string, blocks: Block[]): RenderedMail {
   const text = blocks.map((block) => {
     if ('paragraph' in block) return block.paragraph;
     if ('licenseKey' in block) return `    ${block.licenseKey}`;
+    if ('link' in block) return block.link;
     return block.facts.map(([label, value]) => `${label}: ${value}`).join('\n');
   });
   const html = blocks.map((block) => {
     if ('paragraph' in block) return `<p>${escapeHtml(block.paragraph)}</p>`;
     if ('licenseKey' in block)
       return `<p style="font-family:monospace;font-size:1.2em"><strong>${escapeHtml(block.licenseKey)}</strong></p>`;
+    if ('link' in block)
+      return `<p><a href="${escapeHtml(block.link)}"><strong>Sign in</strong></a></p><p>${escapeHtml(block.link)}</p>`;
     const rows = block.facts.map(
       ([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`,
     );

@@ -80,7 +80,8 @@ export function createFulfilment({
    * Brings the order in line with the partner's record of the payment. Paid issues the license
    * (and, for a recurring product, opens the subscription) in the same transaction as the
    * order's move to paid, which only one caller can make: the confirm route and a partner
-   * webhook arriving together issue one license.
+   * webhook arriving together issue one license. A buyer who had a trial of the product (same
+   * e-mail) gets that license converted instead: same key and devices, the paid expiry.
    */
   async function fulfil(order: OrderRow): Promise<{ order: OrderRow; licenseKey: string | null }> {
     const payment = await readPayment(order);
@@ -97,14 +98,21 @@ export function createFulfilment({
         const recurring = product?.billingType === 'recurring';
         const interval = product?.interval ?? 'month';
         const periodEnd = recurring ? addInterval(now, interval) : null;
-        const license = await licenses.issueForPurchase(trx, {
-          appId: paid.app_id,
-          userId: paid.user_id,
-          productId: paid.product_id,
-          email: paid.email,
-          expiresAt: periodEnd,
-          now,
-        });
+        const license =
+          (await licenses.convertTrial(trx, {
+            productId: paid.product_id,
+            email: paid.email,
+            expiresAt: periodEnd,
+            now,
+          })) ??
+          (await licenses.issueForPurchase(trx, {
+            appId: paid.app_id,
+            userId: paid.user_id,
+            productId: paid.product_id,
+            email: paid.email,
+            expiresAt: periodEnd,
+            now,
+          }));
         const subscription =
           periodEnd && payment.savedCard
             ? await openSubscription(trx, {

@@ -29,6 +29,7 @@ export const PRODUCT_DEFAULTS = {
   autoRedirect: false,
   licenseEmails: [],
   features: [],
+  trialDays: null,
   sendLicenseToCustomer: false,
   merchantWebhookUrl: null,
 } as const satisfies Partial<ProductState>;
@@ -38,7 +39,8 @@ export const PRODUCT_DEFAULTS = {
  * - the currency is a sellable ISO 4217 code and the price has no more decimals than it allows;
  * - recurring billing needs an interval, one-time billing has none;
  * - a subscription product bills on a recurring basis;
- * - a card partner price id only applies to recurring products.
+ * - a card partner price id only applies to recurring products;
+ * - a trial issues a license to install, so only license and subscription products offer one.
  */
 export function checkProductRules(product: ProductState): void {
   const details: ErrorDetail[] = [];
@@ -68,6 +70,12 @@ export function checkProductRules(product: ProductState): void {
   if (product.billingType === 'one_time' && product.partnerPriceIdRecurring !== null) {
     details.push({ field: 'partnerPriceIdRecurring', message: 'only applies to recurring products' });
   }
+  if (product.trialDays !== null && !TRIAL_PRODUCT_TYPES.includes(product.productType)) {
+    details.push({
+      field: 'trialDays',
+      message: `a ${product.productType} product cannot offer a trial (only license and subscription products)`,
+    });
+  }
   if (details.length > 0) {
     throw new AppError(
       'validation_failed',
@@ -76,6 +84,9 @@ export function checkProductRules(product: ProductState): void {
     );
   }
 }
+
+/** The product types whose buyers install software a trial license can unlock. */
+export const TRIAL_PRODUCT_TYPES: readonly ProductState['productType'][] = ['license', 'subscription'];
 
 interface Gate {
   field: keyof ProductInput;

@@ -73,6 +73,7 @@ const RESOURCE_FIELDS = [
   'sendLicenseToCustomer',
   'callbackSecret',
   'merchantWebhookUrl',
+  'trialDays',
   'checkoutUrl',
   'createdAt',
   'updatedAt',
@@ -95,6 +96,7 @@ describe('creating products', () => {
     assert.equal(product.successUrl, null);
     assert.deepEqual(product.licenseEmails, []);
     assert.deepEqual(product.features, []);
+    assert.equal(product.trialDays, null);
     for (const flag of [
       'partnerTaxEnabled',
       'partnerIdentityRequired',

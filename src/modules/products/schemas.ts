@@ -28,6 +28,14 @@ const Currency = Type.String({
   pattern: '^[A-Za-z]{3}$',
   errorMessage: 'must be a three-letter ISO 4217 currency code',
 });
+/** Days of free trial the hosted checkout offers; null: no trial. */
+const TrialDays = Nullable(
+  Type.Integer({
+    minimum: 1,
+    maximum: 365,
+    errorMessage: 'must be a whole number of days from 1 to 365, or null',
+  }),
+);
 const SecretText = Type.String({
   minLength: 32,
   maxLength: 256,
@@ -64,6 +72,7 @@ const writable = {
   callbackSecret: SecretText,
   merchantWebhookUrl: Nullable(HttpUrl),
   features: FeatureList,
+  trialDays: TrialDays,
 };
 
 type Writable = typeof writable;
@@ -116,6 +125,8 @@ export const Product = Type.Object({
   merchantWebhookUrl: Nullable(Type.String()),
   /** Entitlements every license of this product has, unless the license overrides them. */
   features: Type.Array(Type.String()),
+  /** Days of the free trial the hosted checkout offers (a trial license per e-mail and device); null: none. */
+  trialDays: Nullable(Type.Integer()),
   /** The hosted checkout page that sells this product, to link to from the seller's site. */
   checkoutUrl: Type.String(),
   createdAt: Timestamp,

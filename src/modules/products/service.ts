@@ -150,6 +150,7 @@ export function createProductService({
         autoRedirect: row.auto_redirect && enterprise,
         sendLicenseToCustomer: row.send_license_to_customer && enterprise,
         licenseEmails: enterprise ? row.license_emails : [],
+        trialDays: row.trial_days,
       };
     },
 
@@ -304,6 +305,7 @@ export function toProduct(row: ProductRow): Omit<ProductResource, 'checkoutUrl'>
     callbackSecret: row.callback_secret,
     merchantWebhookUrl: row.merchant_webhook_url,
     features: row.features,
+    trialDays: row.trial_days,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

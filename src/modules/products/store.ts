@@ -38,6 +38,7 @@ function toColumns(product: ProductState): ProductColumns {
     callback_secret: product.callbackSecret,
     merchant_webhook_url: product.merchantWebhookUrl,
     features: product.features,
+    trial_days: product.trialDays,
   };
 }
 

@@ -52,32 +52,45 @@ export function createSubscriptionService({
         await store.findOwnedSubscription(db, principal.userId, id),
         'Subscription',
       );
-      // The row's own id names the lock, as the renewal charge does, whatever the URL's spelling.
-      const { canceled, now } = await locks.hold(`subscription:${owned.id}`, async (held) => {
-        const now = clock.now();
-        const canceled = await held.transaction().execute(async (trx) => {
-          const moved = await store.cancelSubscription(trx, id, now);
-          if (moved) await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
-          return moved;
-        });
-        return { canceled, now };
-      });
-      if (!canceled) throw new AppError('subscription_inactive', 'This subscription is already canceled');
-      if (canceled.payment_provider === partner.name) {
-        // Our side is already closed to renewals; a partner hiccup is logged, not undone.
-        await partner
-          .releaseSavedCard({
-            customerId: canceled.partner_subscription_id,
-            paymentMethodId: canceled.partner_payment_method,
-          })
-          .catch((err: Error) =>
-            log.warn({ subscriptionId: id, err: { message: err.message } }, 'subscription.release.failed'),
-          );
-      }
-      log.info({ subscriptionId: id }, 'subscription.canceled');
-      return { id: canceled.id, status: 'canceled' as const, canceledAt: iso(now) };
+      return cancelOwned(owned);
+    },
+
+    /**
+     * The same cancel for a subscription the caller has already matched to its buyer (the
+     * buyer portal): subscription.canceled to the merchant webhook, 409 when already canceled.
+     */
+    async cancelForBuyer(id: string) {
+      return cancelOwned(await store.findSubscription(db, id));
     },
   };
+
+  async function cancelOwned(owned: SubscriptionRow) {
+    const id = owned.id;
+    // The row's own id names the lock, as the renewal charge does, whatever the URL's spelling.
+    const { canceled, now } = await locks.hold(`subscription:${owned.id}`, async (held) => {
+      const now = clock.now();
+      const canceled = await held.transaction().execute(async (trx) => {
+        const moved = await store.cancelSubscription(trx, id, now);
+        if (moved) await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
+        return moved;
+      });
+      return { canceled, now };
+    });
+    if (!canceled) throw new AppError('subscription_inactive', 'This subscription is already canceled');
+    if (canceled.payment_provider === partner.name) {
+      // Our side is already closed to renewals; a partner hiccup is logged, not undone.
+      await partner
+        .releaseSavedCard({
+          customerId: canceled.partner_subscription_id,
+          paymentMethodId: canceled.partner_payment_method,
+        })
+        .catch((err: Error) =>
+          log.warn({ subscriptionId: id, err: { message: err.message } }, 'subscription.release.failed'),
+        );
+    }
+    log.info({ subscriptionId: id }, 'subscription.canceled');
+    return { id: canceled.id, status: 'canceled' as const, canceledAt: iso(now) };
+  }
 }
 
 /** A merchant event about a subscription, in the caller's transaction. */

@@ -90,6 +90,8 @@ export interface ProductsTable {
   merchant_webhook_url: string | null;
   /** Entitlements the product grants (migration 0016). */
   features: string[];
+  /** Days of the free trial the hosted checkout offers; null: no trial (migration 0018). */
+  trial_days: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -115,7 +117,7 @@ export interface SubscriptionsTable {
   updated_at: Timestamp;
 }
 
-export type LicenseStatus = 'active' | 'suspended' | 'revoked' | 'expired';
+export type LicenseStatus = 'active' | 'trial' | 'suspended' | 'revoked' | 'expired';
 
 export interface LicensesTable {
   id: string;
@@ -135,8 +137,21 @@ export interface LicensesTable {
   floating: ColumnType<boolean, boolean | undefined, boolean>;
   max_seats: ColumnType<number | null, number | null | undefined, number | null>;
   lease_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Set when the license began as a trial: its trial's end (migration 0018). */
+  trial_ends_at: NullableTimestamp;
+  /** When a payment turned the trial into a paid license. */
+  converted_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** One trial of a product per e-mail and per device (digests of either), and the license it went to. */
+export interface TrialClaimsTable {
+  product_id: string;
+  kind: 'email' | 'device';
+  digest: string;
+  license_id: string;
+  claimed_at: Date;
 }
 
 export interface LicenseMetadata {
@@ -313,6 +328,23 @@ export interface NotificationsTable {
 export type IdempotencyState = 'in_progress' | 'done';
 
 /** The first answer to a request sent with an Idempotency-Key (src/platform/http/idempotency.ts). */
+/** A buyer portal sign-in link (migration 0019): the SHA-256 of its token, never the token. */
+export interface PortalSignInLinksTable {
+  token_hash: string;
+  email: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+/** A signed-in buyer portal browser: the SHA-256 of its cookie's token. */
+export interface PortalSessionsTable {
+  token_hash: string;
+  email: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
 export interface IdempotencyKeysTable {
   scope: string;
   key_hash: string;
@@ -337,6 +369,7 @@ export interface Schema {
   licenses: LicensesTable;
   license_devices: LicenseDevicesTable;
   license_seats: LicenseSeatsTable;
+  trial_claims: TrialClaimsTable;
   signing_keys: SigningKeysTable;
   revoked_tokens: RevokedTokensTable;
   webhook_endpoints: WebhookEndpointsTable;
@@ -349,6 +382,8 @@ export interface Schema {
   disputes: DisputesTable;
   notifications: NotificationsTable;
   idempotency_keys: IdempotencyKeysTable;
+  portal_sign_in_links: PortalSignInLinksTable;
+  portal_sessions: PortalSessionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -294,7 +294,8 @@ function registerEventLoopShedding(app: FastifyInstance, maxEventLoopDelay: numb
   });
 }
 
-const pathOf = (request: FastifyRequest) => request.url.split('?')[0];
+const pathOf = (request: FastifyRequest) =>
+  request.routeOptions.config?.secretInPath ? request.routeOptions.url : request.url.split('?')[0];
 
 async function authorize(request: FastifyRequest, requirement: AuthRequirement, authenticate?: Authenticate) {
   if (requirement === 'public') return null;

@@ -36,6 +36,8 @@ declare module 'fastify' {
      * debug, so the info-level access log keeps its failures only.
      */
     accessLog?: 'quiet';
+    /** The path carries a secret (a sign-in link's token): logs show the route pattern instead. */
+    secretInPath?: boolean;
     /**
      * A creating route that accepts `Idempotency-Key`: a retry with the same key gets the first
      * answer instead of doing the work again (see idempotency.ts).

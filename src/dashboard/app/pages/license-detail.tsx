@@ -35,11 +35,17 @@ export function LicenseDetailPage({ appId, licenseId }: { appId: string; license
 
 /** What can happen to a license in each status, in the order the buttons stand. */
 const MOVES = [
-  { to: 'suspend', from: ['active'], label: 'Suspend', done: 'License suspended', kind: 'secondary' },
+  {
+    to: 'suspend',
+    from: ['active', 'trial'],
+    label: 'Suspend',
+    done: 'License suspended',
+    kind: 'secondary',
+  },
   { to: 'reinstate', from: ['suspended'], label: 'Reinstate', done: 'License reinstated', kind: 'primary' },
   {
     to: 'revoke',
-    from: ['active', 'suspended', 'expired'],
+    from: ['active', 'trial', 'suspended', 'expired'],
     label: 'Revoke',
     done: 'License revoked',
     kind: 'danger',

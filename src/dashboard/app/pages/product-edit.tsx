@@ -60,6 +60,7 @@ interface Draft {
   billingType: string;
   interval: string;
   partnerPriceIdRecurring: string;
+  trialDays: string;
   licenseEmails: string;
   urls: Record<UrlField, string>;
   flags: Record<Flag, boolean>;
@@ -77,6 +78,7 @@ function draftOf(product: Product | null, appId: string): Draft {
     billingType: product?.billingType ?? 'one_time',
     interval: product?.interval ?? '',
     partnerPriceIdRecurring: product?.partnerPriceIdRecurring ?? '',
+    trialDays: product?.trialDays == null ? '' : String(product.trialDays),
     licenseEmails: product?.licenseEmails.join(', ') ?? '',
     urls: Object.fromEntries(URL_FIELDS.map(([field]) => [field, product?.[field] ?? ''])) as Record<
       UrlField,
@@ -102,6 +104,8 @@ function bodyOf(draft: Draft): Record<string, unknown> {
     billingType: draft.billingType,
     interval: draft.interval || null,
     partnerPriceIdRecurring: draft.partnerPriceIdRecurring.trim() || null,
+    // Sent as typed: a value that is not 1 to 365 comes back as the API's error on the field.
+    trialDays: draft.trialDays.trim() === '' ? null : Number(draft.trialDays),
     licenseEmails: draft.licenseEmails
       .split(/[\s,;]+/)
       .map((email) => email.trim())
@@ -298,6 +302,15 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
             hint="Needed before recurring products can be bought by card."
             value={draft.partnerPriceIdRecurring}
             onValue={(v) => set('partnerPriceIdRecurring', v)}
+            error={error}
+          />
+          <TextField
+            label="Free trial (days)"
+            name="trialDays"
+            inputMode="numeric"
+            hint="1 to 365 days, offered on the checkout page; empty for no trial. License and subscription products."
+            value={draft.trialDays}
+            onValue={(v) => set('trialDays', v)}
             error={error}
           />
         </fieldset>

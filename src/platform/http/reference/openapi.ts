@@ -71,6 +71,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   subscriptions: 'Recurring purchases and their renewals.',
   analytics: 'Platform-wide figures and time series (ADMIN role).',
   checkout: 'Hosted checkout pages and the checkout API for sellers’ backends.',
+  portal: 'The buyer portal: buyers sign in by e-mail link to see and manage what they bought.',
   reference: 'This reference: the OpenAPI document and its readable page.',
   dashboard: 'The sellers’ web dashboard: one page and its assets, calling this API.',
 };

@@ -1,0 +1,230 @@
+import { type Fragment, formatPrice, type Html, html } from '../checkout/index.js';
+
+/** What the portal shows of a buyer's purchases: names, keys, states and dates, nothing of the seller's. */
+export interface PortalView {
+  email: string;
+  csrf: string;
+  notice: string | null;
+  /** A problem with a form, shown above the license it concerns. */
+  problem: { licenseId: string | null; message: string } | null;
+  licenses: {
+    id: string;
+    name: string;
+    key: string;
+    status: string;
+    expiresAt: Date | null;
+    floating: boolean;
+    places: string;
+    devices: { hwuid: string; activatedAt: Date }[];
+  }[];
+  orders: {
+    transactionId: string;
+    name: string;
+    amount: string;
+    currency: string;
+    status: string;
+    at: Date;
+  }[];
+  subscriptions: {
+    id: string;
+    name: string;
+    status: string;
+    interval: string;
+    currentPeriodEnd: Date;
+    canceledAt: Date | null;
+  }[];
+}
+
+const STATUS_WORDS: Record<string, string> = {
+  active: 'Active',
+  trial: 'Trial',
+  suspended: 'Suspended',
+  revoked: 'Revoked',
+  expired: 'Expired',
+  paid: 'Paid',
+  canceled: 'Canceled',
+};
+
+const day = (at: Date) => new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeZone: 'UTC' }).format(at);
+const moment = (at: Date) =>
+  `${new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at)} UTC`;
+
+function layout(title: string, body: Html, signedIn: { csrf: string; email: string } | null = null): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<link rel="stylesheet" href="/checkout/assets/checkout.css">
+<link rel="stylesheet" href="/portal/assets/portal.css">
+</head>
+<body>
+<main class="card portal">
+${
+  signedIn
+    ? html`<header class="portal-head">
+<p class="who">Signed in as <strong>${signedIn.email}</strong></p>
+<form method="post" action="/portal/sign-out" class="inline">
+<input type="hidden" name="csrf" value="${signedIn.csrf}">
+<button type="submit" class="secondary small" id="sign-out">Sign out</button>
+</form>
+</header>`
+    : ''
+}
+${body}
+</main>
+<p class="secure">Your purchases, under the e-mail address you bought with.</p>
+</body>
+</html>
+`;
+}
+
+export function signInPage(options: { email?: string; error?: string; notice?: string } = {}): Html {
+  return layout(
+    'Your purchases – Sign in',
+    html`<h1>Your purchases</h1>
+<p>Enter the e-mail address you bought with. We send you a link to sign in; no password needed.</p>
+${options.notice ? html`<p class="notice" role="status" id="notice">${options.notice}</p>` : ''}
+${options.error ? html`<p class="error" role="alert" id="form-error">${options.error}</p>` : ''}
+<form method="post" action="/portal/sign-in" id="sign-in-form">
+<label for="email">E-mail</label>
+<input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${options.email ?? ''}">
+<button type="submit" class="pay">Send me a sign-in link</button>
+</form>`,
+  );
+}
+
+export function linkSentPage(minutes: number): Html {
+  return layout(
+    'Check your e-mail',
+    html`<h1>Check your e-mail</h1>
+<p role="status" id="link-sent">If purchases were made with this address, a sign-in link is on its way to it.
+The link works once, within ${minutes} minutes.</p>
+<p class="note">Nothing arrived? Check the spam folder, or <a href="/portal">ask for a new link</a>.</p>`,
+  );
+}
+
+/** What a sign-in link opens: a button, so a mail scanner following the link does not use it up. */
+export function confirmSignInPage(token: string): Html {
+  return layout(
+    'Sign in',
+    html`<h1>Sign in</h1>
+<p>Continue to see your licenses, orders and devices.</p>
+<form method="post" action="/portal/sign-in/${token}">
+<button type="submit" class="pay" id="confirm-sign-in">Sign in</button>
+</form>`,
+  );
+}
+
+export function linkRefusedPage(): Html {
+  return layout(
+    'This link no longer works',
+    html`<h1>This link no longer works</h1>
+<p role="alert">Sign-in links work once, and only for a short time. This one was used already, has expired, or is not one of ours.</p>
+<p><a class="pay button" href="/portal" id="new-link">Get a new link</a></p>`,
+  );
+}
+
+export function problemPage(title: string, message: string): Html {
+  return layout(
+    title,
+    html`<h1>${title}</h1>
+<p role="alert">${message}</p>
+<p><a href="/portal">Back to your purchases</a></p>`,
+  );
+}
+
+function licenseSection(view: PortalView, license: PortalView['licenses'][number]): Html {
+  const problem = view.problem?.licenseId === license.id ? view.problem.message : null;
+  const canActivate = !license.floating && license.status === 'Active';
+  return html`<section class="item license-item" data-license-id="${license.id}">
+<h3>${license.name}</h3>
+<p class="facts"><span class="status status-${license.status.toLowerCase()}">${license.status}</span>
+${license.expiresAt ? html`<span>Expires ${day(license.expiresAt)}</span>` : html`<span>Does not expire</span>`}
+<span>${license.places}</span></p>
+<p class="key-label" id="key-${license.id}">License key</p>
+<p class="key" aria-labelledby="key-${license.id}"><code class="license-key">${license.key}</code></p>
+${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}
+${
+  license.floating
+    ? html`<p class="note">Seats are taken while the software runs and return by themselves.</p>`
+    : license.devices.length === 0
+      ? html`<p class="note">No device is activated.</p>`
+      : html`<ul class="devices">${license.devices.map(
+          (device) => html`<li>
+<span class="device"><code>${device.hwuid}</code><span class="note">Activated ${moment(device.activatedAt)}</span></span>
+<form method="post" action="/portal/licenses/${license.id}/devices/release" class="inline">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<input type="hidden" name="hwuid" value="${device.hwuid}">
+<button type="submit" class="secondary small">Release</button>
+</form>
+</li>`,
+        )}</ul>`
+}
+${
+  canActivate
+    ? html`<details>
+<summary>Activate a computer without internet</summary>
+<form method="post" action="/portal/licenses/${license.id}/license-file">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<label for="request-${license.id}">Activation request</label>
+<textarea id="request-${license.id}" name="request" rows="4" required maxlength="4096"
+  placeholder="Paste the activation request your software wrote"></textarea>
+<button type="submit" class="pay">Download the license file</button>
+</form>
+</details>`
+    : ''
+}
+</section>`;
+}
+
+export function portalPage(view: PortalView): Html {
+  const empty = (what: string): Fragment => html`<p class="note">No ${what} under this address.</p>`;
+  const generalProblem = view.problem && view.problem.licenseId === null ? view.problem.message : null;
+  return layout(
+    'Your purchases',
+    html`<h1>Your purchases</h1>
+${view.notice ? html`<p class="notice" role="status" id="notice">${view.notice}</p>` : ''}
+${generalProblem ? html`<p class="error" role="alert">${generalProblem}</p>` : ''}
+<h2>Licenses</h2>
+${view.licenses.length ? view.licenses.map((license) => licenseSection(view, license)) : empty('licenses')}
+<h2>Subscriptions</h2>
+${
+  view.subscriptions.length
+    ? view.subscriptions.map(
+        (s) => html`<section class="item subscription-item">
+<h3>${s.name}</h3>
+<p class="facts"><span class="status status-${s.status.toLowerCase()}">${s.status}</span>
+<span>Billed every ${s.interval}</span>
+<span>${s.canceledAt ? `Paid until ${day(s.currentPeriodEnd)}` : `Renews ${day(s.currentPeriodEnd)}`}</span></p>
+${
+  s.status === 'Active'
+    ? html`<form method="post" action="/portal/subscriptions/${s.id}/cancel">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<button type="submit" class="secondary">Cancel subscription</button>
+<p class="note">You keep access until the end of the paid period.</p>
+</form>`
+    : ''
+}
+</section>`,
+      )
+    : empty('subscriptions')
+}
+<h2>Orders</h2>
+${
+  view.orders.length
+    ? html`<ul class="orders">${view.orders.map(
+        (
+          o,
+        ) => html`<li><span><strong>${o.name}</strong><span class="note">${day(o.at)} · <code>${o.transactionId}</code></span></span>
+<span class="order-amount">${formatPrice(o.amount, o.currency)} <span class="status status-${o.status.toLowerCase()}">${o.status}</span></span></li>`,
+      )}</ul>`
+    : empty('orders')
+}`,
+    { csrf: view.csrf, email: view.email },
+  );
+}
+
+export const statusWord = (status: string) => STATUS_WORDS[status] ?? status;

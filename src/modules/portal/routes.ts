@@ -1,0 +1,314 @@
+import { createHash } from 'node:crypto';
+import formBody from '@fastify/formbody';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import Type from 'typebox';
+import { AppError } from '../../platform/errors.js';
+import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { perMinute } from '../../platform/http/rate-limit.js';
+import { errorBody, seeOther } from '../../platform/http/responses.js';
+import { textResponse, Uuid } from '../../platform/http/schemas.js';
+import type { WindowCounter } from '../../platform/http/window-counter.js';
+import { PORTAL_CSS } from './assets.js';
+import { DONE_NOTICES, type PortalOutcome, type PortalService, SESSION_COOKIE } from './service.js';
+
+/** Sign-in links mailed to one address per hour, however many client addresses ask. */
+export const LINKS_PER_ADDRESS_PER_HOUR = 5;
+
+/** Our own stylesheets, no script at all, forms posting to this host only, never framed. */
+const PAGE_POLICY = [
+  "default-src 'none'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const Csrf = Type.String({ maxLength: 128, description: 'The session’s form token (from the page)' });
+const PortalQuery = Type.Object(
+  {
+    done: Type.Optional(
+      Type.Union(
+        Object.keys(DONE_NOTICES).map((key) => Type.Literal(key)),
+        { description: 'The action just finished, said on the page' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+const SignInForm = Type.Object(
+  { email: Type.Optional(Type.String({ maxLength: 320 })) },
+  { additionalProperties: false },
+);
+const TokenParams = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 128, description: 'The sign-in link’s token' }) },
+  { additionalProperties: false },
+);
+const EmptyForm = Type.Object({}, { additionalProperties: false });
+const CsrfForm = Type.Object({ csrf: Type.Optional(Csrf) }, { additionalProperties: false });
+const LicenseParams = Type.Object({ licenseId: Uuid }, { additionalProperties: false });
+const SubscriptionParams = Type.Object({ subscriptionId: Uuid }, { additionalProperties: false });
+const ReleaseForm = Type.Object(
+  { csrf: Type.Optional(Csrf), hwuid: Type.Optional(Type.String({ maxLength: 200 })) },
+  { additionalProperties: false },
+);
+const LicenseFileForm = Type.Object(
+  {
+    csrf: Type.Optional(Csrf),
+    request: Type.Optional(
+      Type.String({ maxLength: 8192, description: 'The activation request the offline machine wrote' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const page = (description: string) => textResponse('text/html', description);
+const pageOrErrorBody = (description: string) => ({
+  description,
+  content: {
+    'text/html': { schema: Type.String() },
+    'application/json': {
+      schema: errorBody({ validation_failed: 'a form or path value is invalid', invalid_json: 'never sent' }),
+    },
+  },
+});
+const signedInForm = {
+  401: page('Not signed in (or the session ended): a page to sign in again'),
+  403: page('The form’s token does not belong to this session (CSRF)'),
+};
+
+function sessionToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return value.join('=') || undefined;
+  }
+  return undefined;
+}
+
+function send(reply: FastifyReply, outcome: PortalOutcome) {
+  reply
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff');
+  if ('download' in outcome) {
+    return reply
+      .header('content-type', 'application/octet-stream')
+      .header('content-disposition', `attachment; filename="${outcome.download.filename}"`)
+      .send(outcome.download.body);
+  }
+  if (outcome.cookie) reply.header('set-cookie', outcome.cookie);
+  if ('redirect' in outcome) return reply.redirect(outcome.redirect, 303);
+  return reply
+    .status(outcome.status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', PAGE_POLICY)
+    .send(outcome.page.text);
+}
+
+/**
+ * Counts sign-in requests per e-mail address (hashed, so the counter store keeps no address).
+ * After validation: a malformed request changes nothing, so it uses up no one's links.
+ */
+function limitPerAddress(counter: WindowCounter): preHandlerAsyncHookHandler {
+  return async (request, reply) => {
+    const email = (request.body as { email?: unknown } | undefined)?.email;
+    if (typeof email !== 'string' || email.trim() === '') return;
+    const name = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+    const hits = await counter.hit(`portal-sign-in:${name}`, 3_600_000);
+    if (!hits || hits.count <= LINKS_PER_ADDRESS_PER_HOUR) return;
+    const seconds = Math.ceil(hits.resetMs / 1000);
+    reply.header('retry-after', seconds);
+    throw new AppError('rate_limited', `Too many sign-in links for this address; retry in ${seconds} s`);
+  };
+}
+
+/**
+ * The buyer portal's pages on the checkout host (docs/buyer-portal.md). Server-rendered forms; the
+ * session is an HttpOnly cookie on /portal, and every form that changes something carries the
+ * session's CSRF token.
+ */
+export function registerPortalRoutes(
+  app: HttpApp,
+  portal: PortalService,
+  limits: { rateLimit: number; counter: WindowCounter },
+): void {
+  const rateLimit = perMinute(limits.rateLimit);
+
+  app.get('/portal/assets/portal.css', {
+    config: { auth: 'public' },
+    schema: {
+      summary: 'The buyer portal’s stylesheet',
+      tags: ['portal'],
+      response: { 200: textResponse('text/css', 'portal.css') },
+    },
+    handler: async (_request, reply) => {
+      reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600');
+      return PORTAL_CSS;
+    },
+  });
+
+  app.get('/portal', {
+    config: { auth: 'public' },
+    schema: {
+      summary: 'The buyer portal',
+      description:
+        'For buyers’ browsers: their licenses, devices, subscriptions and orders when signed in (session cookie), the sign-in form otherwise.',
+      tags: ['portal'],
+      querystring: PortalQuery,
+      response: { 200: page('The buyer’s purchases, or the sign-in form') },
+    },
+    handler: async (request, reply) =>
+      send(reply, await portal.home(sessionToken(request), request.query.done)),
+  });
+
+  app.get('/portal/sign-in/:token', {
+    config: { auth: 'public', rateLimit, secretInPath: true },
+    schema: {
+      summary: 'Open a sign-in link',
+      description:
+        'What the mailed link opens: a Sign in button (posting to the same address) while the link is usable. Opening it does not use it up, so mail scanners that follow links do no harm.',
+      tags: ['portal'],
+      params: TokenParams,
+      response: {
+        200: page('The Sign in button'),
+        400: pageOrErrorBody(
+          'The link was used already, has expired or is unknown (a page offering a new one)',
+        ),
+      },
+    },
+    handler: async (request, reply) => send(reply, await portal.openLink(request.params.token)),
+  });
+
+  app.register(async (scope) => {
+    await scope.register(formBody, { bodyLimit: 16_384 });
+    const form = scope as unknown as HttpApp;
+
+    form.post('/portal/sign-in', {
+      config: { auth: 'public', rateLimit },
+      preHandler: limitPerAddress(limits.counter),
+      schema: {
+        summary: 'Ask for a sign-in link',
+        description: `Mails a one-time sign-in link (valid 15 minutes) when purchases were made with the address, and answers the same page whether or not any were. At most ${LINKS_PER_ADDRESS_PER_HOUR} requests per address per hour.`,
+        tags: ['portal'],
+        body: SignInForm,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          200: page('“Check your e-mail”, whatever the address'),
+          422: page('The form again: the address is not an e-mail address'),
+        },
+      },
+      handler: async (request, reply) => send(reply, await portal.requestLink(request.body.email)),
+    });
+
+    form.post('/portal/sign-in/:token', {
+      config: { auth: 'public', rateLimit, secretInPath: true },
+      schema: {
+        summary: 'Sign in with a link',
+        description:
+          'Uses the link (once: of two clicks at once, one signs in) and sets the session cookie (HttpOnly, SameSite=Lax, path /portal).',
+        tags: ['portal'],
+        params: TokenParams,
+        body: Type.Optional(EmptyForm),
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          303: seeOther('Signed in: on to the portal, with the session cookie'),
+          400: pageOrErrorBody(
+            'The link was used already, has expired or is unknown (a page offering a new one)',
+          ),
+        },
+      },
+      handler: async (request, reply) => send(reply, await portal.signIn(request.params.token)),
+    });
+
+    form.post('/portal/sign-out', {
+      config: { auth: 'public' },
+      schema: {
+        summary: 'Sign out of the buyer portal',
+        description: 'Ends the session (the server forgets it) and clears the cookie.',
+        tags: ['portal'],
+        body: CsrfForm,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          303: seeOther('Signed out: on to the sign-in form'),
+          ...signedInForm,
+        },
+      },
+      handler: async (request, reply) =>
+        send(reply, await portal.signOut(sessionToken(request), request.body.csrf)),
+    });
+
+    form.post('/portal/licenses/:licenseId/devices/release', {
+      config: { auth: 'public', rateLimit },
+      schema: {
+        summary: 'Release a device of one of the buyer’s licenses',
+        description:
+          'Frees the device’s place, as the seller’s device release does (the next device can activate).',
+        tags: ['portal'],
+        params: LicenseParams,
+        body: ReleaseForm,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          303: seeOther('Released: back to the portal'),
+          ...signedInForm,
+          404: page('No license of the buyer’s has this id, or no such device is bound to it'),
+        },
+      },
+      handler: async (request, reply) =>
+        send(
+          reply,
+          await portal.releaseDevice(sessionToken(request), request.params.licenseId, request.body),
+        ),
+    });
+
+    form.post('/portal/licenses/:licenseId/license-file', {
+      config: { auth: 'public', rateLimit },
+      schema: {
+        summary: 'Download a license file for an offline machine',
+        description:
+          'Binds the device of the pasted activation request to one of the buyer’s licenses, exactly like the seller’s offline activation, and answers the signed license file to download.',
+        tags: ['portal'],
+        params: LicenseParams,
+        body: LicenseFileForm,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          200: textResponse(
+            'application/octet-stream',
+            'The signed license file (compact JWS) as a download',
+          ),
+          ...signedInForm,
+          404: page('No license of the buyer’s has this id'),
+          409: page('The portal, saying why: no free device place, the license is not active, or it floats'),
+          422: page('The portal, saying why: the activation request is malformed or for another key'),
+        },
+      },
+      handler: async (request, reply) =>
+        send(reply, await portal.licenseFile(sessionToken(request), request.params.licenseId, request.body)),
+    });
+
+    form.post('/portal/subscriptions/:subscriptionId/cancel', {
+      config: { auth: 'public', rateLimit },
+      schema: {
+        summary: 'Cancel one of the buyer’s subscriptions',
+        description:
+          'The seller’s cancel: no renewal is charged any more, subscription.canceled goes to the merchant webhook, and the license keeps its paid period.',
+        tags: ['portal'],
+        params: SubscriptionParams,
+        body: CsrfForm,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          303: seeOther('Canceled: back to the portal'),
+          ...signedInForm,
+          404: page('No subscription of the buyer’s has this id'),
+          409: page('The portal, saying the subscription is already canceled'),
+        },
+      },
+      handler: async (request, reply) =>
+        send(
+          reply,
+          await portal.cancelSubscription(sessionToken(request), request.params.subscriptionId, request.body),
+        ),
+    });
+  });
+}

@@ -1,0 +1,241 @@
+import { sql } from 'kysely';
+import type { Db, Executor } from '../../platform/db/database.js';
+import { newId } from '../../platform/ids.js';
+
+/**
+ * All SQL of the buyer portal. A buyer is an e-mail address (normalized: trimmed, lowercase);
+ * every read of purchases matches it against lower(email) and skips deleted sellers' records.
+ */
+
+const byBuyer = (column: string, email: string) => sql<boolean>`lower(${sql.ref(column)}) = ${email}`;
+
+/** Whether anything was bought (or issued) under the address: only then is a link mailed. */
+export async function holdsPurchases(db: Db, email: string): Promise<boolean> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .or([
+          eb.exists(
+            eb
+              .selectFrom('licenses as l')
+              .innerJoin('users as u', 'u.id', 'l.user_id')
+              .select('l.id')
+              .where(byBuyer('l.email', email))
+              .where('u.deleted_at', 'is', null),
+          ),
+          eb.exists(
+            eb
+              .selectFrom('orders as o')
+              .innerJoin('users as u', 'u.id', 'o.user_id')
+              .select('o.id')
+              .where(byBuyer('o.email', email))
+              .where('o.status', 'in', ['paid', 'canceled'])
+              .where('u.deleted_at', 'is', null),
+          ),
+        ])
+        .as('holds'),
+    ])
+    .executeTakeFirstOrThrow();
+  return Boolean(row.holds);
+}
+
+/** A new sign-in link and the mail carrying it, in the caller's transaction. */
+export async function insertSignInLink(
+  trx: Executor,
+  input: { tokenHash: string; email: string; link: string; minutes: number; now: Date; expiresAt: Date },
+): Promise<void> {
+  await trx
+    .insertInto('portal_sign_in_links')
+    .values({
+      token_hash: input.tokenHash,
+      email: input.email,
+      created_at: input.now,
+      expires_at: input.expiresAt,
+      used_at: null,
+    })
+    .execute();
+  await trx
+    .insertInto('notifications')
+    .values({
+      id: newId(),
+      kind: 'portal.sign_in',
+      to_email: input.email,
+      to_user_id: null,
+      data: JSON.stringify({ link: input.link, minutes: input.minutes }),
+      created_at: input.now,
+    })
+    .execute();
+}
+
+/**
+ * Forgets the address's spent links (used or expired) and takes the link out of its sent
+ * sign-in mails, so the mail queue does not keep links longer than it must.
+ */
+export async function forgetSpentLinks(db: Db, email: string, now: Date): Promise<void> {
+  await db
+    .deleteFrom('portal_sign_in_links')
+    .where('email', '=', email)
+    .where((eb) => eb.or([eb('used_at', 'is not', null), eb('expires_at', '<=', now)]))
+    .execute();
+  await db
+    .updateTable('notifications')
+    .set({ data: sql`data - 'link'` as never })
+    .where('kind', '=', 'portal.sign_in')
+    .where('to_email', '=', email)
+    .where('status', '<>', 'pending')
+    .where(sql<boolean>`data ? 'link'`)
+    .execute();
+}
+
+/** Whether a link could still sign in (unused, not expired); reading it does not use it. */
+export async function linkIsUsable(db: Db, tokenHash: string, now: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('portal_sign_in_links')
+    .select('email')
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Uses a link in one conditional statement: of two clicks at once, one gets the address. */
+export async function consumeLink(db: Db, tokenHash: string, now: Date): Promise<string | null> {
+  const row = await db
+    .updateTable('portal_sign_in_links')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('email')
+    .executeTakeFirst();
+  return row?.email ?? null;
+}
+
+export async function insertSession(
+  db: Db,
+  input: { tokenHash: string; email: string; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('portal_sessions')
+    .values({
+      token_hash: input.tokenHash,
+      email: input.email,
+      created_at: input.now,
+      expires_at: input.expiresAt,
+    })
+    .execute();
+  // Sessions that ran out go when a new one starts; nothing else needs a job for them.
+  await db.deleteFrom('portal_sessions').where('expires_at', '<=', input.now).execute();
+}
+
+export async function findSession(db: Db, tokenHash: string, now: Date): Promise<string | null> {
+  const row = await db
+    .selectFrom('portal_sessions')
+    .select('email')
+    .where('token_hash', '=', tokenHash)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row?.email ?? null;
+}
+
+export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
+  await db.deleteFrom('portal_sessions').where('token_hash', '=', tokenHash).execute();
+}
+
+/**
+ * The buyer's licenses with what the portal shows of each: never the seller's ids, metadata or
+ * settings. The software is named by the product, or by the app for a license issued without one.
+ */
+export function buyerLicenses(db: Db, email: string) {
+  return db
+    .selectFrom('licenses as l')
+    .innerJoin('users as u', 'u.id', 'l.user_id')
+    .innerJoin('apps as a', 'a.id', 'l.app_id')
+    .leftJoin('products as p', 'p.id', 'l.product_id')
+    .select([
+      'l.id',
+      'l.key',
+      'l.status',
+      'l.expires_at',
+      'l.floating',
+      'l.max_devices',
+      'l.max_seats',
+      'l.created_at',
+      'p.name as product_name',
+      'a.name as app_name',
+    ])
+    .where(byBuyer('l.email', email))
+    .where('u.deleted_at', 'is', null)
+    .orderBy('l.created_at', 'desc')
+    .orderBy('l.id')
+    .execute();
+}
+
+export function devicesOf(db: Db, licenseIds: readonly string[]) {
+  if (licenseIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('license_devices')
+    .select(['license_id', 'hwuid', 'activated_at'])
+    .where('license_id', 'in', [...licenseIds])
+    .orderBy('activated_at')
+    .orderBy('hwuid')
+    .execute();
+}
+
+/** Paid orders and those undone since (refunds, lost disputes); open or declined attempts are not purchases. */
+export function buyerOrders(db: Db, email: string) {
+  return db
+    .selectFrom('orders as o')
+    .innerJoin('users as u', 'u.id', 'o.user_id')
+    .innerJoin('products as p', 'p.id', 'o.product_id')
+    .select(['o.transaction_id', 'o.amount', 'o.currency', 'o.status', 'o.created_at', 'o.paid_at', 'p.name'])
+    .where(byBuyer('o.email', email))
+    .where('o.status', 'in', ['paid', 'canceled'])
+    .where('u.deleted_at', 'is', null)
+    .orderBy('o.created_at', 'desc')
+    .orderBy('o.id')
+    .execute();
+}
+
+export function buyerSubscriptions(db: Db, email: string) {
+  return db
+    .selectFrom('subscriptions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .innerJoin('products as p', 'p.id', 's.product_id')
+    .select(['s.id', 's.status', 's.interval', 's.current_period_end', 's.canceled_at', 'p.name'])
+    .where(byBuyer('s.email', email))
+    .where('u.deleted_at', 'is', null)
+    .orderBy('s.created_at', 'desc')
+    .orderBy('s.id')
+    .execute();
+}
+
+/**
+ * One of the buyer's licenses in the shape offline activation takes (with the seller's tier and
+ * the product's features); none when it is not theirs.
+ */
+export function findBuyerLicense(db: Db, email: string, licenseId: string) {
+  return db
+    .selectFrom('licenses as l')
+    .innerJoin('users as u', 'u.id', 'l.user_id')
+    .leftJoin('products as p', 'p.id', 'l.product_id')
+    .selectAll('l')
+    .select(['u.tier', 'p.features as product_features'])
+    .where('l.id', '=', licenseId)
+    .where(byBuyer('l.email', email))
+    .where('u.deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function ownsSubscription(db: Db, email: string, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('subscriptions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select('s.id')
+    .where('s.id', '=', id)
+    .where(byBuyer('s.email', email))
+    .where('u.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
