@@ -428,6 +428,27 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
       ),
     count: (ctx) => countWhere('orders', 'product_id', ctx.productId as string),
   },
+  'pay POST /api/checkout/trials': {
+    host: 'pay',
+    prepare: async (ctx) => {
+      const product = (
+        await server.api.post(
+          '/products',
+          { appId: ctx.seller.appId, name: 'Tool', price: 12, currency: 'USD', trialDays: 14 },
+          { token: ctx.seller.token },
+        )
+      ).expect(201).body;
+      ctx.productId = product.id;
+    },
+    send: (key, ctx) =>
+      post(
+        server.pay,
+        '/api/checkout/trials',
+        { productId: ctx.productId, email: 'trial@example.com', hwuid: 'machine-1' },
+        key,
+      ),
+    count: (ctx) => countWhere('licenses', 'product_id', ctx.productId as string),
+  },
   'pay POST /api/checkout/mirror/subscription/charge': {
     host: 'pay',
     prepare: async (ctx) => {
