@@ -127,6 +127,7 @@ export async function startService(
       jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
       jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () => modules.denylist.purge());
       jobs.every('idempotency.keys.purge', 60 * 60 * 1000, () => modules.idempotency.purgeExpired());
+      jobs.every('portal.sign_in.purge', 60 * 60 * 1000, () => modules.portal.purgeEnded());
       const deliverNow = jobs.every('webhook.delivery', config.webhookPollMs, () =>
         modules.deliveryWorker.runOnce(),
       );

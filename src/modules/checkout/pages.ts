@@ -46,7 +46,15 @@ export function formatPrice(amount: string, currency: string): string {
   }
 }
 
-function layout(title: string, body: Html, options: { scripts?: string[] } = {}): Html {
+/**
+ * The HTML document every page of the checkout host is built in (checkout pages, the buyer
+ * portal): our stylesheet, then the page's own stylesheets and scripts, the card, a footer line.
+ */
+export function pageShell(
+  title: string,
+  body: Html,
+  options: { stylesheets?: string[]; scripts?: string[]; cardClass?: string; footer: string },
+): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -55,16 +63,24 @@ function layout(title: string, body: Html, options: { scripts?: string[] } = {})
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
 <link rel="stylesheet" href="/checkout/assets/checkout.css">
+${(options.stylesheets ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
 ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body>
-<main class="card">
+<main class="${options.cardClass ? `card ${options.cardClass}` : 'card'}">
 ${body}
 </main>
-<p class="secure">Payments are processed securely. Your card details never reach the seller.</p>
+<p class="secure">${options.footer}</p>
 </body>
 </html>
 `;
+}
+
+function layout(title: string, body: Html, options: { scripts?: string[] } = {}): Html {
+  return pageShell(title, body, {
+    ...options,
+    footer: 'Payments are processed securely. Your card details never reach the seller.',
+  });
 }
 
 function policyLinks(product: PageProduct): Html {

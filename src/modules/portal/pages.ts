@@ -1,4 +1,4 @@
-import { type Fragment, formatPrice, type Html, html } from '../checkout/index.js';
+import { type Fragment, formatPrice, type Html, html, pageShell } from '../checkout/index.js';
 
 /** What the portal shows of a buyer's purchases: names, keys, states and dates, nothing of the seller's. */
 export interface PortalView {
@@ -50,20 +50,7 @@ const moment = (at: Date) =>
   `${new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at)} UTC`;
 
 function layout(title: string, body: Html, signedIn: { csrf: string; email: string } | null = null): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title}</title>
-<link rel="stylesheet" href="/checkout/assets/checkout.css">
-<link rel="stylesheet" href="/portal/assets/portal.css">
-</head>
-<body>
-<main class="card portal">
-${
-  signedIn
+  const head = signedIn
     ? html`<header class="portal-head">
 <p class="who">Signed in as <strong>${signedIn.email}</strong></p>
 <form method="post" action="/portal/sign-out" class="inline">
@@ -71,14 +58,17 @@ ${
 <button type="submit" class="secondary small" id="sign-out">Sign out</button>
 </form>
 </header>`
-    : ''
-}
-${body}
-</main>
-<p class="secure">Your purchases, under the e-mail address you bought with.</p>
-</body>
-</html>
-`;
+    : '';
+  return pageShell(
+    title,
+    html`${head}
+${body}`,
+    {
+      stylesheets: ['/portal/assets/portal.css'],
+      cardClass: 'portal',
+      footer: 'Your purchases, under the e-mail address you bought with.',
+    },
+  );
 }
 
 export function signInPage(options: { email?: string; error?: string; notice?: string } = {}): Html {

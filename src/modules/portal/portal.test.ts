@@ -208,6 +208,24 @@ describe('signing in with a link by e-mail', () => {
     assert.equal((await post('/portal/sign-in/not-a-token-of-ours', {})).status, 400);
   });
 
+  test('the hourly purge forgets links a day after they ended, with their address', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    await issueLicense(server, seller, { email });
+    await requestLink(email);
+    const held = () =>
+      server.service.modules.database.db
+        .selectFrom('portal_sign_in_links')
+        .select('token_hash')
+        .where('email', '=', email.toLowerCase())
+        .execute();
+    await server.service.modules.portal.purgeEnded();
+    assert.equal((await held()).length, 1, 'a live link stays');
+    clock.advance(LINK_MINUTES * 60_000 + 86_400_000);
+    assert.ok((await server.service.modules.portal.purgeEnded()) >= 1);
+    assert.deepEqual(await held(), []);
+  });
+
   test('an address without purchases gets the same answer and no mail', async () => {
     const seller = await sellerWithApp(server);
     const customer = newBuyer();

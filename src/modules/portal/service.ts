@@ -201,6 +201,9 @@ export function createPortalService({
   });
 
   return {
+    /** Forgets ended links and sessions (an hourly job); returns how many rows went. */
+    purgeEnded: () => store.purgeEnded(db, clock.now()),
+
     /** The signed-in buyer's purchases, or the sign-in form. */
     async home(token: string | undefined, done: DoneNotice | undefined): Promise<PortalOutcome> {
       const session = await sessionOf(token);

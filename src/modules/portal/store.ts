@@ -87,6 +87,21 @@ export async function forgetSpentLinks(db: Db, email: string, now: Date): Promis
     .execute();
 }
 
+/**
+ * Deletes links that ended a day ago or more (used or not) and sessions that ran out, with the
+ * addresses they held. A day's grace keeps a just-expired link explaining itself ("no longer
+ * works") rather than vanishing; either way it signs no one in.
+ */
+export async function purgeEnded(db: Db, now: Date): Promise<number> {
+  const dayAgo = new Date(now.getTime() - 86_400_000);
+  const links = await db
+    .deleteFrom('portal_sign_in_links')
+    .where('expires_at', '<=', dayAgo)
+    .executeTakeFirst();
+  const sessions = await db.deleteFrom('portal_sessions').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(links.numDeletedRows) + Number(sessions.numDeletedRows);
+}
+
 /** Whether a link could still sign in (unused, not expired); reading it does not use it. */
 export async function linkIsUsable(db: Db, tokenHash: string, now: Date): Promise<boolean> {
   const row = await db
