@@ -6,6 +6,7 @@ export {
   parseActivationRequest,
 } from './offline-activation.js';
 export { registerOfflineLicenseRoutes } from './offline-routes.js';
+export { offlineLicenses } from './offline-store.js';
 export { registerLicenseRoutes, registerVerificationRoutes } from './routes.js';
 export { Hwuid } from './schemas.js';
 export { createLicenseService, type LicenseService } from './service.js';

@@ -6,19 +6,22 @@ import type { Executor } from '../../platform/db/database.js';
  */
 
 /**
- * A license by its canonical key, with its seller's tier and its product's features (for
- * effectiveFeatures); none when the seller is deleted.
+ * Licenses with what offline activation needs beside the record: the seller's tier and the
+ * product's features (for effectiveFeatures); never a deleted seller's. Callers add whose.
  */
-export function findLicenseByKey(executor: Executor, key: string) {
+export function offlineLicenses(executor: Executor) {
   return executor
     .selectFrom('licenses as l')
     .innerJoin('users as u', 'u.id', 'l.user_id')
     .leftJoin('products as p', 'p.id', 'l.product_id')
     .selectAll('l')
     .select(['u.tier', 'p.features as product_features'])
-    .where('l.key', '=', key)
-    .where('u.deleted_at', 'is', null)
-    .executeTakeFirst();
+    .where('u.deleted_at', 'is', null);
+}
+
+/** A license by its canonical key, for offline activation. */
+export function findLicenseByKey(executor: Executor, key: string) {
+  return offlineLicenses(executor).where('l.key', '=', key).executeTakeFirst();
 }
 
 export type OfflineLicense = NonNullable<Awaited<ReturnType<typeof findLicenseByKey>>>;

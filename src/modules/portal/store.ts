@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
+import { offlineLicenses } from '../licenses/index.js';
 
 /**
  * All SQL of the buyer portal. A buyer is an e-mail address (normalized: trimmed, lowercase);
@@ -231,15 +232,9 @@ export function buyerSubscriptions(db: Db, email: string) {
  * the product's features); none when it is not theirs.
  */
 export function findBuyerLicense(db: Db, email: string, licenseId: string) {
-  return db
-    .selectFrom('licenses as l')
-    .innerJoin('users as u', 'u.id', 'l.user_id')
-    .leftJoin('products as p', 'p.id', 'l.product_id')
-    .selectAll('l')
-    .select(['u.tier', 'p.features as product_features'])
+  return offlineLicenses(db)
     .where('l.id', '=', licenseId)
     .where(byBuyer('l.email', email))
-    .where('u.deleted_at', 'is', null)
     .executeTakeFirst();
 }
 
