@@ -16,7 +16,7 @@ export interface Profile {
   timeDeltas: number[];
 }
 
-/** Self time per function, and time including callees, the top 40 of each. */
+/** Self time per function, and time including callees, the top 40 of each (PROFILE_TOP). */
 export function summarize(profile: Profile): string {
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => {
@@ -47,7 +47,7 @@ export function summarize(profile: Profile): string {
   const top = (map: Map<string, number>) =>
     [...map]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 40)
+      .slice(0, Number(process.env.PROFILE_TOP ?? 40))
       .map(([n, t]) => `${((100 * t) / total).toFixed(1).padStart(5)} %  ${n}`)
       .join('\n');
   return `self time:\n${top(selfByName)}\n\nincluding callees:\n${top(inclusive)}`;

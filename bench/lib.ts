@@ -142,12 +142,17 @@ export function figuresTable(figures: Figure[]): string {
   ].join('\n');
 }
 
-/** Drives `url` from the load-generator process (bench/load.ts) and returns what it measured. */
+/**
+ * Drives `url` from a load-generator process and returns what it measured: as many requests as
+ * are answered (bench/load.ts, autocannon), or, with `overallRate`, evenly paced open-loop
+ * requests at that rate (bench/paced.ts).
+ */
 export async function load(
   url: string,
-  options: { bodies?: string; seconds: number; overallRate?: number },
+  options: { bodies?: string; seconds: number; overallRate?: number; connections?: number },
 ): Promise<Sample> {
-  const result = await runJson<LoadResult>('bench/load.ts', { url, connections: CONNECTIONS, ...options });
+  const generator = options.overallRate ? 'bench/paced.ts' : 'bench/load.ts';
+  const result = await runJson<LoadResult>(generator, { url, connections: CONNECTIONS, ...options });
   return {
     perSecond: result.requestsPerSecond,
     p50Ms: result.p50Ms,

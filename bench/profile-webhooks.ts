@@ -16,7 +16,9 @@ import { commitEvents, receiverStats, waitForCount } from './webhooks.js';
 const args = process.argv.slice(2);
 const profiling = !args.includes('no-profile');
 const extraEnv = Object.fromEntries(
-  args.filter((arg) => arg.includes('=')).map((arg) => arg.split('=', 2) as [string, string]),
+  args
+    .filter((arg) => arg.includes('='))
+    .map((arg) => [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] as [string, string]),
 );
 const count = Number(process.env.BENCH_DELIVERIES ?? 5000);
 const rounds = 3;

@@ -6,20 +6,27 @@ import { startService } from './processes.js';
 import { openStorage, type StorageKind, seedLicenses, writeBodies } from './storage.js';
 
 /**
- * `npx tsx bench/profile.ts [pglite|postgresql] [tokens|off] [one-key] [no-profile] [NAME=value…]`:
- * the service in its own process (with `--cpu-prof` unless no-profile, and NAME=value added to
- * its environment) under the verify load of P1/P2, rotating over BENCH_LICENSES licenses or on
- * one key. Prints the rate, the service's CPU per request (every thread, from /proc) and the
- * functions with the most self time in its main thread. Profile before optimising.
+ * `npx tsx bench/profile.ts [pglite|postgresql] [tokens|off] [one-key] [no-profile] [trace-gc]
+ * [rate=N] [warmup=S] [NAME=value…]`: the service in its own process (with `--cpu-prof` unless no-profile,
+ * and NAME=value added to its environment) under the verify load of P1/P2, rotating over
+ * BENCH_LICENSES licenses or on one key; with rate=N, at N requests a second paced as P4 paces
+ * them (after S seconds of the same load, 2 by default, not measured). Prints the rate, latency, the service's CPU per request (every thread, from /proc) and the
+ * functions with the most self time in its main thread; with trace-gc, the garbage collector's
+ * pauses during the load. Profile before optimising.
  */
 const args = process.argv.slice(2);
 const kind: StorageKind = args.includes('postgresql') ? 'PostgreSQL' : 'PGlite';
 const tokens = !args.includes('off');
 const oneKey = args.includes('one-key');
 const profiling = !args.includes('no-profile');
-const extraEnv = Object.fromEntries(
-  args.filter((arg) => arg.includes('=')).map((arg) => arg.split('=', 2) as [string, string]),
-);
+const traceGc = args.includes('trace-gc');
+const settings = args
+  .filter((arg) => arg.includes('='))
+  .map((arg) => [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] as [string, string]);
+const setting = (name: string) => settings.find(([n]) => n === name)?.[1];
+const rate = Number(setting('rate') ?? 0);
+const warmUp = Number(setting('warmup') ?? 2);
+const extraEnv = Object.fromEntries(settings.filter(([name]) => name !== 'rate' && name !== 'warmup'));
 const licenses = Number(process.env.BENCH_LICENSES ?? 10_000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 
@@ -28,23 +35,44 @@ try {
   await storage.write((db) => seedLicenses(db, licenses));
   const bodies = writeBodies(storage, 'bodies.jsonl', oneKey ? 1 : licenses);
   const profiles = path.join(storage.dir, 'profiles');
-  const service = await startService(
-    storage,
-    { ...(tokens ? {} : { LICENSE_TOKENS: 'off' }), ...extraEnv },
-    profiling ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [],
-  );
-  await load(`${service.api}/licenses/verify`, { bodies, seconds: 2 });
+  const service = await startService(storage, { ...(tokens ? {} : { LICENSE_TOKENS: 'off' }), ...extraEnv }, [
+    ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
+    ...(traceGc ? ['--trace-gc'] : []),
+  ]);
+  const paced = rate ? { overallRate: rate } : {};
+  await load(`${service.api}/licenses/verify`, { bodies, seconds: warmUp, ...paced });
+  const logFile = path.join(storage.dir, 'service.log');
+  const logFrom = fs.statSync(logFile).size;
   const cpuBefore = cpuMs(service.pid);
-  const measured = await load(`${service.api}/licenses/verify`, { bodies, seconds });
+  const measured = await load(`${service.api}/licenses/verify`, { bodies, seconds, ...paced });
   const cpu = cpuMs(service.pid) - cpuBefore;
+  const logTo = fs.statSync(logFile).size;
   await service.stop();
   const perRequest = cpu / (measured.perSecond * seconds);
   console.log(
     `${measured.perSecond} req/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, service CPU ${perRequest.toFixed(3)} ms/request`,
   );
+  if (traceGc) console.log(gcPauses(fs.readFileSync(logFile, 'utf8').slice(logFrom, logTo)));
   if (profiling) report(profiles);
 } finally {
   await storage.drop();
+}
+
+/** `--trace-gc` lines: how many collections of each kind, their pauses' total and longest. */
+function gcPauses(output: string): string {
+  const kinds = new Map<string, number[]>();
+  for (const match of output.matchAll(/: (Scavenge|Mark-Compact|Mark-sweep)[^,]*?, ([\d.]+) \/ [\d.]+ ms/g)) {
+    const list = kinds.get(match[1] as string) ?? [];
+    list.push(Number(match[2]));
+    kinds.set(match[1] as string, list);
+  }
+  return [...kinds]
+    .map(([kind, pauses]) => {
+      const sorted = [...pauses].sort((a, b) => a - b);
+      const total = pauses.reduce((a, b) => a + b, 0);
+      return `${kind}: ${pauses.length} in ${seconds} s, ${total.toFixed(1)} ms in all, median ${sorted[Math.floor(sorted.length / 2)]} ms, longest ${sorted.at(-1)} ms`;
+    })
+    .join('\n');
 }
 
 function report(profiles: string): void {

@@ -29,7 +29,8 @@ const LICENSES = Math.max(2000, Number(process.env.BENCH_LICENSES ?? 10_000));
  * - P1 verify with a token / raw RS256 signing with jose at the same concurrency;
  * - P2 (PostgreSQL) and P3 (PGlite) verify with LICENSE_TOKENS=off / a bare Fastify POST route,
  *   with one indexed SELECT through `pg` beside it (PostgreSQL) to show what the database costs;
- * - P4 p99 at half of P1's median rate, at a fixed rate.
+ * - P4 p99 at half of P1's median rate, evenly paced (bench/paced.ts), beside the bare route at
+ *   the same rate.
  * Each request verifies the next of LICENSES licenses with its bound device ({key, hwuid}), as
  * installed clients do; a single-key row is reported beside them.
  */
@@ -110,8 +111,8 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
 
     // P4: a fixed rate, half of the median maximum with tokens.
     const rate = Math.round(median((samples.get('verify with a token') ?? []).map((s) => s.perSecond)) / 2);
-    // Beside it, alternating, the bare route at the same rate: the load generator's own floor
-    // (its pacing, corrected for coordinated omission, adds milliseconds to a route doing nothing).
+    // Beside it, alternating, the bare route at the same rate: what the generator's pacing and
+    // the machine add to a route that does nothing.
     const atHalf: Sample[] = [];
     const bareAtHalf: Sample[] = [];
     for (let round = 0; round < ROUNDS; round++) {

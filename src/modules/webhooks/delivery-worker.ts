@@ -67,7 +67,9 @@ export function createDeliveryWorker({
       delivery.kind,
       status === 'pending' ? 'will_retry' : status === 'failed' ? 'gave_up' : status,
     );
-    log.info(
+    // A success is in the delivery log the seller reads through the API; only what went wrong
+    // is worth a line at the default level (this runs for every delivery).
+    log[status === 'succeeded' ? 'debug' : 'info'](
       {
         deliveryId: delivery.id,
         endpointId: delivery.endpoint_id,

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { MERCHANT_SIGNATURE_HEADER, merchantSignature } from './merchant-signature.js';
 import { guardedLookup, refuseUrl, type TargetPolicy } from './target-guard.js';
@@ -42,6 +43,28 @@ export function unsent(error: string): SendResult {
   };
 }
 
+/**
+ * The first `limit` characters of an answer's body; the rest is not read. Listens for chunks
+ * rather than iterating the stream: an async iterator per delivery cost more than the read.
+ */
+function readUpTo(body: Readable, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const done = () => {
+      // Destroying a body not read to its end fails it (and drops its connection): the error
+      // listener stays, so that failure lands in an already settled promise.
+      body.off('data', onData).off('end', done);
+      body.destroy();
+      resolve(text.slice(0, limit));
+    };
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.length >= limit) done();
+    };
+    body.on('data', onData).once('end', done).on('error', reject);
+  });
+}
+
 export type Sender = ReturnType<typeof createSender>;
 
 export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
@@ -74,11 +97,15 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
             }
           : { [MERCHANT_SIGNATURE_HEADER]: merchantSignature(secret, sentAt, body) };
       const started = performance.now();
-      const signal = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
       const elapsed = () => Math.round(performance.now() - started);
       // IP literals and local names never reach the lookup below, so they are checked here.
       const refused = refuseUrl(url, policy);
       if (refused) return unsent(`target refused: non-public address (${refused})`);
+      // A plain timer rather than AbortSignal.timeout, whose weak timer and finalization
+      // registry cost more per delivery than the abort it guards.
+      const aborter = new AbortController();
+      const { signal } = aborter;
+      const timer = setTimeout(() => aborter.abort(), DELIVERY_TIMEOUT_MS);
       try {
         const res = await request(url, {
           method: 'POST',
@@ -92,12 +119,7 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
           },
           body,
         });
-        let text = '';
-        for await (const chunk of res.body) {
-          text += chunk.toString();
-          if (text.length >= RESPONSE_BODY_LIMIT) break;
-        }
-        res.body.destroy();
+        const text = await readUpTo(res.body, RESPONSE_BODY_LIMIT);
         const retryAfter = res.headers['retry-after'];
         return {
           statusCode: res.statusCode,
@@ -123,6 +145,8 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
             ? `no complete answer within ${DELIVERY_TIMEOUT_MS} ms`
             : `${code ?? 'network error'}: ${cause?.message ?? (error as Error).message}`,
         };
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => agent.close(),

@@ -1,4 +1,4 @@
-import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, preValidationHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
 import type { RedisClient } from '../redis.js';
 
@@ -8,9 +8,15 @@ import type { RedisClient } from '../redis.js';
  * and does not export its stores. Shared through Redis when configured; if Redis fails, the
  * request is let through, as with the address limits.
  */
+export type WindowHits = { count: number; resetMs: number } | null;
+
 export interface WindowCounter {
-  /** Counts one hit; returns the hits in the current window and ms until it ends. */
-  hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number } | null>;
+  /**
+   * Counts one hit; returns the hits in the current window and ms until it ends. In process
+   * memory the answer is immediate (no promise: this runs on every verify); through Redis, a
+   * promise.
+   */
+  hit(key: string, windowMs: number): WindowHits | Promise<WindowHits>;
 }
 
 const MAX_LOCAL_KEYS = 50_000;
@@ -33,7 +39,7 @@ export function createWindowCounter(redis: RedisClient | null): WindowCounter {
   }
   const windows = new Map<string, { count: number; endsAt: number }>();
   return {
-    async hit(key, windowMs) {
+    hit(key, windowMs) {
       const now = Date.now();
       let entry = windows.get(key);
       if (!entry || entry.endsAt <= now) {
@@ -53,16 +59,28 @@ export function limitPerMinuteBy(
   counter: WindowCounter,
   max: number,
   key: (request: FastifyRequest) => string | null,
-): preValidationAsyncHookHandler {
-  return async (request, reply) => {
+): preValidationHookHandler {
+  return (request, reply, done) => {
     const name = key(request);
-    if (name === null) return;
-    const hits = await counter.hit(name, 60_000);
-    if (!hits || hits.count <= max) return;
-    reply.header('retry-after', Math.ceil(hits.resetMs / 1000));
-    throw new AppError(
-      'rate_limited',
-      `Too many requests for this key; retry in ${Math.ceil(hits.resetMs / 1000)} s`,
-    );
+    if (name === null) {
+      done();
+      return;
+    }
+    const judge = (hits: WindowHits) => {
+      if (!hits || hits.count <= max) {
+        done();
+        return;
+      }
+      reply.header('retry-after', Math.ceil(hits.resetMs / 1000));
+      done(
+        new AppError(
+          'rate_limited',
+          `Too many requests for this key; retry in ${Math.ceil(hits.resetMs / 1000)} s`,
+        ),
+      );
+    };
+    const hits = counter.hit(name, 60_000);
+    if (hits instanceof Promise) hits.then(judge, () => judge(null));
+    else judge(hits);
   };
 }
