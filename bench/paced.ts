@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import type { LoadResult } from './load.js';
+import type { LoadInput, LoadResult } from './load.js';
 
 /**
  * The fixed-rate load generator (P4), in a process of its own. autocannon's `overallRate` does not
@@ -15,15 +15,7 @@ import type { LoadResult } from './load.js';
  * dozen lines over undici's pool cost less than another tool to install.
  * Input (argv[2], JSON): { url, bodies?, connections, seconds, overallRate }.
  */
-interface PacedInput {
-  url: string;
-  bodies?: string;
-  connections: number;
-  seconds: number;
-  overallRate: number;
-}
-
-const input = JSON.parse(process.argv[2] as string) as PacedInput;
+const input = JSON.parse(process.argv[2] as string) as LoadInput & { overallRate: number };
 const bodies = input.bodies ? fs.readFileSync(input.bodies, 'utf8').split('\n').filter(Boolean) : [];
 const url = new URL(input.url);
 const pool = new Pool(url.origin, { connections: input.connections, pipelining: 1 });

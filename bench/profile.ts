@@ -7,12 +7,13 @@ import { openStorage, type StorageKind, seedLicenses, writeBodies } from './stor
 
 /**
  * `npx tsx bench/profile.ts [pglite|postgresql] [tokens|off] [one-key] [no-profile] [trace-gc]
- * [rate=N] [warmup=S] [NAME=value…]`: the service in its own process (with `--cpu-prof` unless no-profile,
- * and NAME=value added to its environment) under the verify load of P1/P2, rotating over
- * BENCH_LICENSES licenses or on one key; with rate=N, at N requests a second paced as P4 paces
- * them (after S seconds of the same load, 2 by default, not measured). Prints the rate, latency, the service's CPU per request (every thread, from /proc) and the
- * functions with the most self time in its main thread; with trace-gc, the garbage collector's
- * pauses during the load. Profile before optimising.
+ * [rate=N] [warmup=S] [NAME=value…]`: the service in its own process (with `--cpu-prof` unless
+ * no-profile, and NAME=value added to its environment) under the verify load of P1/P2, rotating
+ * over BENCH_LICENSES licenses or on one key; with rate=N, at N requests a second paced as P4
+ * paces them. The load runs S seconds unmeasured first (2 by default). Prints the rate, latency,
+ * the service's CPU per request (every thread, from /proc) and the functions with the most self
+ * time in its main thread; with trace-gc, the garbage collector's pauses during the load.
+ * Profile before optimising.
  */
 const args = process.argv.slice(2);
 const kind: StorageKind = args.includes('postgresql') ? 'PostgreSQL' : 'PGlite';

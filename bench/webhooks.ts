@@ -4,10 +4,19 @@ import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { PER_ENDPOINT_CONCURRENCY as ENDPOINT_CONCURRENCY } from '../src/modules/webhooks/delivery-worker.js';
+import { PER_ENDPOINT_CONCURRENCY } from '../src/modules/webhooks/delivery-worker.js';
 import type { Db } from '../src/platform/db/database.js';
 import type { ReceiverStats } from './baselines/receiver.js';
-import { alternate, type Figure, load, median, ratioOf, type Sample, samplesTable } from './lib.js';
+import {
+  alternate,
+  CONNECTIONS,
+  type Figure,
+  load,
+  median,
+  ratioOf,
+  type Sample,
+  samplesTable,
+} from './lib.js';
 import { type Running, startBaseline, startService } from './processes.js';
 import { groupedKey, openStorage, type Seller, type StorageKind, seedLicenses } from './storage.js';
 
@@ -17,7 +26,7 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5000);
 /**
  * P6: webhook deliveries a second to one receiver in its own process, beside the receiver's own
  * rate (autocannon straight at it: one POST at a time, as many in flight as the service sends to
- * one endpoint, and 16 connections), alternating. Each round commits DELIVERIES licenses with
+ * one endpoint, and BENCH_CONNECTIONS), alternating. Each round commits DELIVERIES licenses with
  * their license.created events in one transaction (SQL), for an endpoint subscribed to them, and
  * times commit to the last receipt. The receiver speaks TLS: production only sends to https.
  * PGlite belongs to the service's process, so there the events are written while it is stopped
@@ -73,17 +82,17 @@ export async function webhookDelivery(kind: StorageKind): Promise<{ text: string
     const deliveriesName = `deliveries to one endpoint (${DELIVERIES} events a round)`;
     // The receiver's own rate, three ways, from autocannon over TLS with keep-alive: one POST at
     // a time (the issue's baseline: "plain sequential POSTs"), as many in flight as the service
-    // sends to one endpoint, and 16 connections.
+    // sends to one endpoint, and BENCH_CONNECTIONS (16).
     const straight = (connections: number) => (seconds: number) =>
       load(`${receiver.url}/baseline`, { bodies, seconds, connections });
     const baselineName = 'POSTs straight to the receiver, one at a time (baseline)';
-    const inFlightName = `POSTs straight to the receiver, ${ENDPOINT_CONCURRENCY} in flight`;
-    const manyName = 'POSTs straight to the receiver, 16 connections';
+    const inFlightName = `POSTs straight to the receiver, ${PER_ENDPOINT_CONCURRENCY} in flight`;
+    const manyName = `POSTs straight to the receiver, ${CONNECTIONS} connections`;
     const samples = await alternate([
       { name: deliveriesName, run: deliveries },
       { name: baselineName, run: straight(1) },
-      { name: inFlightName, run: straight(ENDPOINT_CONCURRENCY) },
-      { name: manyName, run: straight(16) },
+      { name: inFlightName, run: straight(PER_ENDPOINT_CONCURRENCY) },
+      { name: manyName, run: straight(CONNECTIONS) },
     ]);
     const delivered = median((samples.get(deliveriesName) ?? []).map((s) => s.perSecond));
     const since = kind === 'PGlite' ? 'the service being up' : 'commit';
@@ -107,7 +116,7 @@ export async function webhookDelivery(kind: StorageKind): Promise<{ text: string
         },
         {
           figure: '(P6)',
-          measure: `the same / the receiver's rate at ${ENDPOINT_CONCURRENCY} in flight; at 16 connections`,
+          measure: `the same / the receiver's rate at ${PER_ENDPOINT_CONCURRENCY} in flight; at ${CONNECTIONS} connections`,
           value: `${ratioOf(samples, deliveriesName, inFlightName)}; ${ratioOf(samples, deliveriesName, manyName)}`,
           goal: '',
         },

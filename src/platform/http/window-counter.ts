@@ -8,8 +8,6 @@ import type { RedisClient } from '../redis.js';
  * and does not export its stores. Shared through Redis when configured; if Redis fails, the
  * request is let through, as with the address limits.
  */
-export type WindowHits = { count: number; resetMs: number } | null;
-
 export interface WindowCounter {
   /**
    * Counts one hit; returns the hits in the current window and ms until it ends. In process
@@ -18,6 +16,9 @@ export interface WindowCounter {
    */
   hit(key: string, windowMs: number): WindowHits | Promise<WindowHits>;
 }
+
+/** The hits in the current window and ms until it ends; null when they could not be counted. */
+export type WindowHits = { count: number; resetMs: number } | null;
 
 const MAX_LOCAL_KEYS = 50_000;
 
