@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 
 /** User and system CPU of a process so far, every thread, in ms (Linux). */
-export function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+export function cpuMs(pid: number, thread?: number): number {
+  const stat = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const fields = fs.readFileSync(stat, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 

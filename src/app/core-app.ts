@@ -15,7 +15,6 @@ import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import { registerWebhookRoutes } from '../modules/webhooks/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
-import { createWindowCounter } from '../platform/http/window-counter.js';
 import { buildHost, type HostDeps } from './hosts.js';
 
 /** The core API host: every route under /v1, and the web pages for people at its root. */
@@ -40,7 +39,6 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerVerificationRoutes(api, modules.verification, {
       verifyRateLimit: config.verifyRateLimit,
       verifyKeyRateLimit: config.verifyKeyRateLimit,
-      counter: createWindowCounter(deps.redis),
     });
     registerKeySetRoutes(api, modules.keyRing);
     registerOfflineLicenseRoutes(api, modules.offlineActivation, { verifyRateLimit: config.verifyRateLimit });

@@ -4,6 +4,7 @@ import { createHttpApp, type HttpApp } from '../platform/http/create-http-app.js
 import { registerIdempotency } from '../platform/http/idempotency.js';
 import { registerRateLimits } from '../platform/http/rate-limit.js';
 import { type ReferenceOptions, registerApiReference } from '../platform/http/reference/openapi.js';
+import { createWindowCounter } from '../platform/http/window-counter.js';
 import type { Log } from '../platform/log.js';
 import type { RedisClient } from '../platform/redis.js';
 import type { Modules } from './modules.js';
@@ -40,7 +41,7 @@ export function buildHost(
     metrics: deps.modules.metrics.http,
     overload: { maxInFlight: deps.config.maxInFlight, maxEventLoopDelayMs: deps.config.maxEventLoopDelayMs },
   });
-  registerRateLimits(app, deps.redis);
+  registerRateLimits(app, createWindowCounter(deps.redis));
   registerApiReference(app, {
     ...options.reference,
     prefix: options.prefix,

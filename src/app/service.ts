@@ -191,6 +191,7 @@ export async function startService(
           await metricsListener?.close();
           // Requests have drained: this writes the last verifications counted before closing.
           await modules.verificationCounts.flush();
+          await modules.verificationCache.close();
           await modules.notifications.close();
           await modules.sender.close();
           modules.mailer.close();

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /**
  * App API keys: "sk_" + 48 hex characters (192 bits from the CSPRNG). Only the SHA-256 of a
@@ -20,5 +20,5 @@ export function looksLikeApiKey(token: string): boolean {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }

@@ -3,7 +3,6 @@ import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
-import { limitPerMinuteBy, type WindowCounter } from '../../platform/http/window-counter.js';
 import { AppParams } from '../apps/index.js';
 import { verificationLimitKey } from './license-key.js';
 import {
@@ -169,18 +168,18 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
 export function registerVerificationRoutes(
   app: HttpApp,
   verification: Verification,
-  limits: { verifyRateLimit: number; verifyKeyRateLimit: number; counter: WindowCounter },
+  limits: { verifyRateLimit: number; verifyKeyRateLimit: number },
 ): void {
-  const rateLimit = perMinute(limits.verifyRateLimit);
   // Per license key too, however it is typed, so one key cannot be hammered from many addresses.
-  const perKey = limitPerMinuteBy(limits.counter, limits.verifyKeyRateLimit, (request) =>
-    verificationLimitKey(request.body),
-  );
+  const perKey = perMinute(limits.verifyRateLimit, {
+    max: limits.verifyKeyRateLimit,
+    name: (request) => verificationLimitKey(request.body),
+  });
+  const perAddress = perMinute(limits.verifyRateLimit);
   const noStore = { 'cache-control': 'no-store' };
 
   app.post('/licenses/verify', {
-    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
-    preValidation: perKey,
+    config: { auth: 'public', cors: true, rateLimit: perKey, accessLog: 'quiet' },
     schema: {
       summary: 'Verify a license key',
       description:
@@ -193,8 +192,7 @@ export function registerVerificationRoutes(
   });
 
   app.post('/licenses/validate-hardware', {
-    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
-    preValidation: perKey,
+    config: { auth: 'public', cors: true, rateLimit: perKey, accessLog: 'quiet' },
     schema: {
       summary: 'Verify a license key on a device, and get a license token',
       description:
@@ -208,8 +206,7 @@ export function registerVerificationRoutes(
   });
 
   app.post('/licenses/checkout', {
-    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
-    preValidation: perKey,
+    config: { auth: 'public', cors: true, rateLimit: perKey, accessLog: 'quiet' },
     schema: {
       summary: 'Take or keep a seat on a floating license',
       description:
@@ -222,8 +219,7 @@ export function registerVerificationRoutes(
   });
 
   app.post('/licenses/checkin', {
-    config: { auth: 'public', cors: true, rateLimit, accessLog: 'quiet' },
-    preValidation: perKey,
+    config: { auth: 'public', cors: true, rateLimit: perKey, accessLog: 'quiet' },
     schema: {
       summary: 'Give a floating license’s seat back',
       description:
@@ -236,7 +232,7 @@ export function registerVerificationRoutes(
   });
 
   app.post('/licenses/introspect', {
-    config: { auth: 'public', cors: true, rateLimit },
+    config: { auth: 'public', cors: true, rateLimit: perAddress },
     schema: {
       summary: 'Check a license token against the live license',
       description:

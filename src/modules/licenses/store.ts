@@ -144,61 +144,110 @@ export function updateLicenseDetails(
   return query.returningAll().executeTakeFirst();
 }
 
-/**
- * What verification needs, in one indexed read: the license, its product's features, its
- * seller's tier, and the device.
- */
-export async function findForVerification(executor: Executor, key: string, hwuid: string | null) {
-  const result =
-    hwuid === null
-      ? await verificationLookup.run(executor, { key })
-      : await verificationLookupWithDevice.run(executor, { key, hwuid });
-  return result.rows[0];
+/** A key to verify, and the device asked about (null: none). */
+export interface VerificationAsk {
+  key: string;
+  hwuid: string | null;
 }
 
-// Built once and prepared per connection: this read runs on every verification the cache misses.
-const verificationLookup = preparedStatement('license_verification', ['key'], (executor, p) =>
-  verificationQuery(executor, p.key, null),
-);
-const verificationLookupWithDevice = preparedStatement(
-  'license_verification_device',
-  ['key', 'hwuid'],
-  (executor, p) => verificationQuery(executor, p.key, p.hwuid),
+/**
+ * What verification needs, for many keys in one indexed read: each license, its product's
+ * features, its seller's tier, and whether the device asked about is bound to it. Answers in the
+ * order asked, undefined where no license has the key (or its seller is deleted).
+ */
+export async function findManyForVerification(executor: Executor, asked: readonly VerificationAsk[]) {
+  const result = await verificationLookup.run(executor, {
+    keys: asked.map((ask) => ask.key),
+    hwuids: asked.map((ask) => ask.hwuid),
+  });
+  const found: (Omit<(typeof result.rows)[number], 'n'> | undefined)[] = asked.map(() => undefined);
+  for (const { n, ...row } of result.rows) found[n - 1] = row;
+  return found;
+}
+
+// Built once and prepared per connection: this read runs for every batch of verifications the
+// cache misses. The keys and devices arrive as two arrays, numbered by `with ordinality`.
+const verificationLookup = preparedStatement('license_verification_many', ['keys', 'hwuids'], (executor, p) =>
+  executor
+    .selectFrom(
+      sql<{ key: string; hwuid: string | null; n: number }>`(
+        select key, hwuid, n::int as n
+        from unnest(${p.keys}::text[], ${p.hwuids}::text[]) with ordinality as asked (key, hwuid, n)
+      )`.as('asked'),
+    )
+    .innerJoin('licenses as l', 'l.key', 'asked.key')
+    .innerJoin('users as u', 'u.id', 'l.user_id')
+    .leftJoin('products as p', 'p.id', 'l.product_id')
+    .select(VERIFICATION_COLUMNS)
+    .select((eb) => [
+      'asked.n',
+      eb
+        .exists(
+          eb
+            .selectFrom('license_devices as d')
+            .select('d.hwuid')
+            .whereRef('d.license_id', '=', 'l.id')
+            .whereRef('d.hwuid', '=', 'asked.hwuid'),
+        )
+        .as('device_bound'),
+    ])
+    .where('u.deleted_at', 'is', null),
 );
 
-function verificationQuery(executor: Executor, key: string, hwuid: string | null) {
+/** The license, its product's features and its seller's tier: what the cache holds. */
+const VERIFICATION_COLUMNS = [
+  'l.id',
+  'l.app_id',
+  'l.product_id',
+  'l.user_id',
+  'l.email',
+  'l.status',
+  'l.expires_at',
+  'l.metadata',
+  'l.max_devices',
+  'l.features',
+  'l.floating',
+  'p.features as product_features',
+  'u.tier',
+] as const;
+
+/** The columns above for licenses whose seller is not deleted. */
+function verificationColumns(executor: Executor) {
   return executor
     .selectFrom('licenses as l')
     .innerJoin('users as u', 'u.id', 'l.user_id')
     .leftJoin('products as p', 'p.id', 'l.product_id')
-    .select([
-      'l.id',
-      'l.app_id',
-      'l.product_id',
-      'l.user_id',
-      'l.email',
-      'l.status',
-      'l.expires_at',
-      'l.metadata',
-      'l.max_devices',
-      'l.features',
-      'l.floating',
-      'p.features as product_features',
-      'u.tier',
-      (eb) =>
-        (hwuid === null
-          ? eb.val(false)
-          : eb.exists(
-              eb
-                .selectFrom('license_devices as d')
-                .select('d.hwuid')
-                .whereRef('d.license_id', '=', 'l.id')
-                .where('d.hwuid', '=', hwuid),
-            )
-        ).as('device_bound'),
-    ])
-    .where('l.key', '=', key)
+    .select(VERIFICATION_COLUMNS)
     .where('u.deleted_at', 'is', null);
+}
+
+/**
+ * What `findManyForVerification` reads, for many licenses by id in one read, and which of the given
+ * (license, device) pairs are still bound: the verification cache re-reads the entries in use
+ * this way before they expire. A license missing from the answer is gone (its seller deleted).
+ */
+export async function refreshForVerification(
+  executor: Executor,
+  ids: readonly string[],
+  devices: readonly { licenseId: string; hwuid: string }[],
+) {
+  const states =
+    ids.length === 0 ? [] : await verificationColumns(executor).where('l.id', 'in', ids).execute();
+  const bound =
+    devices.length === 0
+      ? []
+      : (
+          await sql<{ license_id: string; hwuid: string }>`
+            select d.license_id, d.hwuid
+            from license_devices d
+            join unnest(
+              ${devices.map((device) => device.licenseId)}::uuid[],
+              ${devices.map((device) => device.hwuid)}::text[]
+            ) as asked (license_id, hwuid)
+              on asked.license_id = d.license_id and asked.hwuid = d.hwuid
+          `.execute(executor)
+        ).rows;
+  return { states, bound };
 }
 
 /**

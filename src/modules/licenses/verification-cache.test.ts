@@ -75,12 +75,16 @@ async function seenOnB(body: Record<string, unknown>, field: 'code' | 'verificat
  * read would be, so a change can land while the read is in flight.
  */
 function observedDb(db: TestServer['db']) {
-  const seen = { queries: 0, gate: null as Promise<void> | null, held: false };
+  // `lookups`: the reads of verification state only (not, say, the listener's probe).
+  const seen = { queries: 0, lookups: 0, gate: null as Promise<void> | null, held: false };
   // Counted on results: statements compiled once (prepared.ts) are not transformed again.
   const plugin: KyselyPlugin = {
     transformQuery: (args) => args.node,
     transformResult: async (args) => {
       seen.queries++;
+      if (args.result.rows.some((row) => typeof row === 'object' && row !== null && 'device_bound' in row)) {
+        seen.lookups++;
+      }
       if (seen.gate) {
         seen.held = true;
         await seen.gate;
@@ -92,11 +96,15 @@ function observedDb(db: TestServer['db']) {
 }
 
 /** A cache of its own over `db`, listening like the node's. */
-async function listeningCache(db: TestServer['db']) {
+async function listeningCache(
+  db: TestServer['db'],
+  options: Pick<Parameters<typeof createVerificationCache>[0], 'now' | 'refreshEveryMs'> = {},
+) {
   const cache = createVerificationCache({
     db,
     log: createLog(nodeA.config),
     notifications: nodeA.service.modules.notifications,
+    ...options,
   });
   await until(
     'the cache listening',
@@ -151,6 +159,30 @@ describe('what the cache holds', () => {
 
     assert.equal((await verification.verify({ key: license.key, hwuid: 'device-2' })).valid, true);
     assert.ok(seen.queries > 0, 'a device not seen bound is asked about in the database');
+  });
+
+  test('misses asked for together are read in one statement, each answered with its own license', async () => {
+    const seller = await sellerWithApp(nodeA);
+    const [first, second] = [
+      await issueLicense(nodeA, seller, { maxDevices: 2 }),
+      await issueLicense(nodeA, seller, { maxDevices: 2 }),
+    ];
+    await verify(nodeA, { key: first.key, hwuid: 'pc' });
+    const { db, seen } = observedDb(nodeA.db);
+    const cache = await listeningCache(db);
+    seen.lookups = 0;
+    const answers = await Promise.all([
+      cache.find(second.key, null),
+      cache.find(first.key, 'laptop'),
+      cache.find('NOPE-NOPE-NOPE-NOPE', 'pc'),
+      cache.find(first.key, 'pc'),
+      cache.find(second.key, 'pc'),
+    ]);
+    assert.equal(seen.lookups, 1, 'one read');
+    assert.deepEqual(
+      answers.map((found) => found && [found.state.id, found.deviceBound]),
+      [[second.id, false], [first.id, false], null, [first.id, true], [second.id, false]],
+    );
   });
 
   test('a read that began before a change is not remembered after it', async () => {
@@ -353,5 +385,100 @@ describe('a lost listening connection', { skip: twoNodes }, () => {
       await nodeA.api.post(`/apps/${seller.appId}/licenses/${license.id}/revoke`, {}, { token: seller.token })
     ).expect(200);
     await seenOnB(body, 'code', 'license_revoked');
+  });
+});
+
+describe('entries in use are read again before they expire', () => {
+  const TTL_MS = 120_000;
+
+  /** A cache of its own on a clock moved by hand, whose refreshes the test runs itself. */
+  async function cacheOnClock(db: TestServer['db']) {
+    const clock = { at: 0 };
+    const cache = await listeningCache(db, { now: () => clock.at, refreshEveryMs: 0 });
+    return { cache, clock };
+  }
+
+  test('what is in use is read again in one statement and answers from memory; what is not is let go after 10 minutes', async () => {
+    const seller = await sellerWithApp(nodeA);
+    const [inUse, idle] = [
+      await issueLicense(nodeA, seller, { maxDevices: 2 }),
+      await issueLicense(nodeA, seller),
+    ];
+    await verify(nodeA, { key: inUse.key, hwuid: 'pc' });
+    const { db, seen } = observedDb(nodeA.db);
+    const { cache, clock } = await cacheOnClock(db);
+    assert.equal((await cache.find(inUse.key, 'pc'))?.deviceBound, true);
+    await cache.find(idle.key, null);
+
+    const refreshed: number[] = [];
+    for (clock.at = 100_000; clock.at <= 800_000; clock.at += 100_000) {
+      const found = await cache.find(inUse.key, 'pc');
+      assert.deepEqual(
+        [found?.deviceBound, found?.read],
+        [true, null],
+        `answered from memory at ${clock.at} ms`,
+      );
+      seen.queries = 0;
+      refreshed.push(await cache.refreshDue());
+      if (refreshed.at(-1)) assert.equal(seen.queries, 2, 'one read for the licenses, one for their devices');
+      assert.equal(await cache.refreshDue(), 0, 'nothing is due twice');
+    }
+    // The idle license was last used at 0: kept warm up to 10 minutes, then left to expire.
+    assert.deepEqual(refreshed, [2, 2, 2, 2, 2, 2, 1, 1]);
+    assert.notEqual((await cache.find(idle.key, null))?.read, null, 'read again as a new one');
+  });
+
+  test('the safety net holds: an edit made by hand in SQL, announced to no one, is read at the refresh', async () => {
+    const seller = await sellerWithApp(nodeA);
+    const license = await issueLicense(nodeA, seller, { maxDevices: 2 });
+    await verify(nodeA, { key: license.key, hwuid: 'pc' });
+    const { cache, clock } = await cacheOnClock(nodeA.db);
+    await cache.find(license.key, 'pc');
+    clock.at = TTL_MS - 20_000;
+    await cache.find(license.key, 'pc');
+
+    await sql`update licenses set status = 'suspended' where id = ${license.id}`.execute(nodeA.db);
+    await sql`delete from license_devices where license_id = ${license.id}`.execute(nodeA.db);
+    assert.equal((await cache.find(license.key, 'pc'))?.state.status, 'active', 'not announced: still held');
+    assert.equal(await cache.refreshDue(), 1);
+    const found = await cache.find(license.key, null);
+    assert.deepEqual([found?.state.status, found?.read], ['suspended', null]);
+    const device = await cache.find(license.key, 'pc');
+    assert.deepEqual(
+      [device?.deviceBound, device?.read === null],
+      [false, false],
+      'a device gone is asked about',
+    );
+  });
+
+  test('a refresh does not undo a change heard while it read, and forgets a license whose seller is gone', async () => {
+    const seller = await sellerWithApp(nodeA);
+    const [changed, kept] = [await issueLicense(nodeA, seller), await issueLicense(nodeA, seller)];
+    const { db, seen } = observedDb(nodeA.db);
+    const { cache, clock } = await cacheOnClock(db);
+    for (const license of [changed, kept]) await cache.find(license.key, null);
+    clock.at = TTL_MS - 20_000;
+    for (const license of [changed, kept]) await cache.find(license.key, null);
+
+    let open = () => {};
+    seen.gate = new Promise((resolve) => {
+      open = resolve;
+    });
+    seen.held = false;
+    const refreshing = cache.refreshDue();
+    await until('the refresh held', async () => seen.held, Boolean, 10_000);
+    cache.forgetLicense(changed.id);
+    seen.gate = null;
+    open();
+    assert.equal(await refreshing, 1, 'only the license nothing was heard about');
+    assert.notEqual((await cache.find(changed.key, null))?.read, null, 'the changed license is read again');
+
+    clock.at = 2 * TTL_MS - 40_000;
+    await cache.find(kept.key, null);
+    await sql`update users set deleted_at = now() where id = ${seller.user.id}`.execute(nodeA.db);
+    assert.equal(await cache.refreshDue(), 0);
+    seen.queries = 0;
+    assert.equal(await cache.find(kept.key, null), null, 'a deleted seller’s license is not found');
+    assert.ok(seen.queries > 0, 'asked of the database');
   });
 });

@@ -64,4 +64,69 @@ describe(`verification limits (${process.env.REDIS_URL ? 'Redis' : 'in-process'}
     );
     (await server.api.post('/licenses/introspect', { license_token: 'a.b.c' }, { headers })).expect(200);
   });
+
+  test('answers say how much of the address limit is left and when it starts again', async () => {
+    const headers = fromAddress();
+    const left = [];
+    for (let i = 0; i < 2; i++) {
+      const answer = (await server.api.post('/licenses/verify', { key: `unknown-${i}` }, { headers })).expect(
+        200,
+      );
+      assert.equal(answer.headers.get('x-ratelimit-limit'), String(PER_ADDRESS));
+      const reset = Number(answer.headers.get('x-ratelimit-reset'));
+      assert.ok(reset > 0 && reset <= 60, `reset in ${reset} s`);
+      left.push(Number(answer.headers.get('x-ratelimit-remaining')));
+    }
+    assert.deepEqual(left, [PER_ADDRESS - 1, PER_ADDRESS - 2]);
+  });
+
+  test('the key limit names the key, and a refused request binds no device', async () => {
+    const seller = await signUp(server);
+    const app = await createApp(server, seller.token);
+    const license = (await server.api.post(`/apps/${app.id}/licenses`, {}, { token: seller.token })).expect(
+      201,
+    ).body;
+    for (let i = 0; i < PER_KEY; i++) {
+      (await server.api.post('/licenses/verify', { key: license.key }, { headers: fromAddress() })).expect(
+        200,
+      );
+    }
+    const refused = await server.api.post(
+      '/licenses/validate-hardware',
+      { key: license.key, hwuid: 'refused-pc' },
+      { headers: fromAddress() },
+    );
+    assertError(refused, 429, 'rate_limited');
+    assert.match(refused.body.error.message, /for this key/);
+    const devices = (
+      await server.api.get(`/apps/${app.id}/licenses/${license.id}/devices`, { token: seller.token })
+    ).expect(200).body;
+    assert.deepEqual(devices.devices, []);
+  });
+});
+
+describe('verification limits when the shared counters are unreachable', () => {
+  let offline: TestServer;
+  before(async () => {
+    // Nothing listens there: every count fails, and requests are let through rather than refused.
+    offline = await startTestServer({
+      REDIS_URL: 'redis://127.0.0.1:1',
+      VERIFY_RATE_LIMIT: '2',
+      VERIFY_KEY_RATE_LIMIT: '1',
+    });
+  });
+  after(() => offline.stop());
+
+  test('verify keeps answering past the limits', async () => {
+    const seller = await signUp(offline);
+    const app = await createApp(offline, seller.token);
+    const { key } = (await offline.api.post(`/apps/${app.id}/licenses`, {}, { token: seller.token })).expect(
+      201,
+    ).body;
+    for (let i = 0; i < 4; i++) {
+      const answer = (await offline.api.post('/licenses/verify', { key })).expect(200);
+      assert.equal(answer.body.valid, true);
+      assert.equal(answer.headers.get('x-ratelimit-remaining'), null);
+    }
+  });
 });

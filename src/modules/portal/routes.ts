@@ -116,7 +116,7 @@ function limitPerAddress(counter: WindowCounter): preHandlerAsyncHookHandler {
     const email = (request.body as { email?: unknown } | undefined)?.email;
     if (typeof email !== 'string' || email.trim() === '') return;
     const name = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
-    const hits = await counter.hit(`portal-sign-in:${name}`, 3_600_000);
+    const [hits] = await counter.hit([`portal-sign-in:${name}`], 3_600_000);
     if (!hits || hits.count <= LINKS_PER_ADDRESS_PER_HOUR) return;
     const seconds = Math.ceil(hits.resetMs / 1000);
     reply.header('retry-after', seconds);
