@@ -17,7 +17,7 @@ import {
   type MetricsListener,
   serveMetrics,
 } from '../platform/metrics.js';
-import { openRedis } from '../platform/redis.js';
+import { connected, openRedis } from '../platform/redis.js';
 import { buildCheckoutApp } from './checkout-app.js';
 import { buildCoreApp } from './core-app.js';
 import { createModules } from './modules.js';
@@ -25,6 +25,8 @@ import { resolveSessionSecret } from './server-secret.js';
 
 const SHUTDOWN_DEADLINE_MS = 30_000;
 const STARTUP_DATABASE_WAIT_MS = 60_000;
+/** How long a starting node waits for Redis (its shared rate-limit counters) before it listens anyway. */
+const REDIS_CONNECT_WAIT_MS = 3_000;
 
 export interface RunningService {
   coreUrl: string;
@@ -141,6 +143,9 @@ export async function startService(
     }
     const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisKeyPrefix) : null;
     redis?.on('error', (err) => log.warn({ err: { message: err.message } }, 'redis.unavailable'));
+    if (redis && !(await connected(redis, REDIS_CONNECT_WAIT_MS))) {
+      log.warn('redis.not_ready: rate limits let requests through until Redis answers');
+    }
     const hostDeps = { modules, config, log, redis };
     const core = buildCoreApp(hostDeps);
     const pay = buildCheckoutApp(hostDeps);

@@ -15,3 +15,25 @@ export function openRedis(url: string, keyPrefix = ''): RedisClient {
     connectionName: 'licensing',
   });
 }
+
+/**
+ * Resolves once the connection is ready, or after `timeoutMs` (or its first error) when it is
+ * not: a node waits for its counters before it listens, so its first requests are counted, but
+ * never more than that for a Redis that is away (it then lets requests through until it is back).
+ */
+export function connected(redis: RedisClient, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const settle = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', onError);
+      resolve(ready);
+    };
+    const onReady = () => settle(true);
+    const onError = () => settle(false);
+    const timer = setTimeout(() => settle(false), timeoutMs);
+    redis.once('ready', onReady);
+    redis.once('error', onError);
+  });
+}

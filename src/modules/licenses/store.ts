@@ -222,9 +222,10 @@ function verificationColumns(executor: Executor) {
 }
 
 /**
- * What `findManyForVerification` reads, for many licenses by id in one read, and which of the given
- * (license, device) pairs are still bound: the verification cache re-reads the entries in use
- * this way before they expire. A license missing from the answer is gone (its seller deleted).
+ * What `findManyForVerification` reads, with the key, for many licenses by id in one read, and
+ * which of the given (license, device) pairs are still bound: the verification cache re-reads the
+ * entries in use this way before they expire. A license missing from the answer is gone (its
+ * seller deleted).
  */
 export async function refreshForVerification(
   executor: Executor,
@@ -232,7 +233,9 @@ export async function refreshForVerification(
   devices: readonly { licenseId: string; hwuid: string }[],
 ) {
   const states =
-    ids.length === 0 ? [] : await verificationColumns(executor).where('l.id', 'in', ids).execute();
+    ids.length === 0
+      ? []
+      : await verificationColumns(executor).select('l.key').where('l.id', 'in', ids).execute();
   const bound =
     devices.length === 0
       ? []

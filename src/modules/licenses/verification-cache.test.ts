@@ -451,6 +451,21 @@ describe('entries in use are read again before they expire', () => {
     );
   });
 
+  test('a key changed by hand does not stay valid through the refreshes', async () => {
+    const seller = await sellerWithApp(nodeA);
+    const license = await issueLicense(nodeA, seller);
+    const { cache, clock } = await cacheOnClock(nodeA.db);
+    await cache.find(license.key, null);
+    clock.at = TTL_MS - 20_000;
+    assert.equal((await cache.find(license.key, null))?.read, null, 'held');
+
+    const replacement = `${license.key}-REPLACED`;
+    await sql`update licenses set key = ${replacement} where id = ${license.id}`.execute(nodeA.db);
+    assert.equal(await cache.refreshDue(), 0);
+    assert.equal(await cache.find(license.key, null), null, 'the old key is unknown');
+    assert.equal((await cache.find(replacement, null))?.state.id, license.id);
+  });
+
   test('a refresh does not undo a change heard while it read, and forgets a license whose seller is gone', async () => {
     const seller = await sellerWithApp(nodeA);
     const [changed, kept] = [await issueLicense(nodeA, seller), await issueLicense(nodeA, seller)];

@@ -115,6 +115,7 @@ export function createVerificationCache({
   let listening = false;
   let started = false;
   let refreshing: Promise<number> | null = null;
+  let closed = false;
   let timer: NodeJS.Timeout | null = null;
   // The misses of one turn of the event loop, read in one statement (up to LOOKUP_BATCH keys):
   // on PGlite a statement's cost is mostly fixed (measured: 1.6–1.9 ms for one key, 0.19 ms a
@@ -230,12 +231,12 @@ export function createVerificationCache({
       for (const item of entries) {
         if (item[1].until <= at + REFRESH_AHEAD_MS && item[1].usedAt >= at - KEEP_WARM_MS) due.push(item);
       }
-      for (let i = 0; i < due.length; i += REFRESH_BATCH) {
+      for (let i = 0; i < due.length && !closed; i += REFRESH_BATCH) {
         refreshed += await refreshBatch(due.slice(i, i + REFRESH_BATCH));
       }
     } catch (err) {
       // Entries left as they are expire on their own; the next verify reads them.
-      log.debug({ err: { message: (err as Error).message } }, 'license.verify.cache_refresh_failed');
+      log.warn({ err: { message: (err as Error).message } }, 'license.verify.cache_refresh_failed');
     }
     return refreshed;
   }
@@ -255,12 +256,14 @@ export function createVerificationCache({
     let refreshed = 0;
     for (const [digest, entry] of batch) {
       if (entries.get(digest) !== entry) continue;
-      const state = states.get(entry.state.id);
+      const row = states.get(entry.state.id);
       if (!listening || invalidatedSince(since, entry.state)) continue;
-      if (!state) {
+      // Gone (its seller deleted), or its key changed by hand: the old key must not stay valid.
+      if (!row || hash('sha256', row.key, 'base64url') !== digest) {
         drop(digest);
         continue;
       }
+      const { key: _key, ...state } = row;
       entry.state = state;
       entry.devices = new Set([...entry.devices].filter((hwuid) => bound.has(`${state.id} ${hwuid}`)));
       entry.until = now() + TTL_MS;
@@ -355,6 +358,7 @@ export function createVerificationCache({
     /** Stops refreshing (before the database closes), once a refresh under way has ended. */
     async close(): Promise<void> {
       started = true;
+      closed = true;
       if (timer) clearInterval(timer);
       timer = null;
       await refreshing;

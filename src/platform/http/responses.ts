@@ -58,7 +58,8 @@ function commonErrors(route: {
   method: string;
   url: string;
   auth: AuthRequirement;
-  rateLimited: boolean;
+  /** Its limits: per address, and per key too (verify and the seat routes). */
+  rateLimited: 'address' | 'address and key' | null;
   idempotent: boolean;
 }): RouteErrors {
   const errors: RouteErrors = {
@@ -77,7 +78,10 @@ function commonErrors(route: {
     errors.user_token_required = 'an API key was sent; this route needs a user token';
   if (route.auth === 'admin') errors.forbidden = 'the caller does not have the ADMIN role';
   if (route.url.includes(':')) errors.not_found = 'no such resource, or it belongs to another seller';
-  if (route.rateLimited) errors.rate_limited = 'too many requests from this address; see Retry-After';
+  if (route.rateLimited === 'address')
+    errors.rate_limited = 'too many requests from this address; see Retry-After';
+  if (route.rateLimited === 'address and key')
+    errors.rate_limited = 'too many requests from this address, or for this license key; see Retry-After';
   if (route.idempotent) {
     errors.idempotency_key_in_use =
       'a request with this Idempotency-Key is still in progress; retry after Retry-After seconds';
@@ -109,7 +113,7 @@ export function completeResponses(route: RouteOptions, auth: AuthRequirement): R
     method: String(route.method),
     url: route.url,
     auth,
-    rateLimited: Boolean(route.config?.rateLimit),
+    rateLimited: route.config?.rateLimit ? (route.config.rateLimit.by ? 'address and key' : 'address') : null,
     idempotent: Boolean(route.config?.idempotent),
   });
   for (const [code, when] of Object.entries({ ...common, ...schema.errors }) as [ErrorCode, string][]) {

@@ -25,13 +25,14 @@ export function createWindowCounter(redis: RedisClient | null): WindowCounter {
       async hit(names, windowMs) {
         try {
           const multi = redis.multi();
+          // SET … NX starts a window (any Redis version; PEXPIRE's NX needs Redis 7), INCR counts.
           for (const name of names) {
             const stored = `licensing:window:${name}`;
-            multi.incr(stored).pexpire(stored, windowMs, 'NX').pttl(stored);
+            multi.set(stored, 0, 'PX', windowMs, 'NX').incr(stored).pttl(stored);
           }
           const results = await multi.exec();
           return names.map((_, i) => {
-            const count = Number(results?.[3 * i]?.[1]);
+            const count = Number(results?.[3 * i + 1]?.[1]);
             const ttl = Number(results?.[3 * i + 2]?.[1]);
             return Number.isFinite(count) ? { count, resetMs: ttl > 0 ? ttl : windowMs } : null;
           });
