@@ -168,17 +168,15 @@ export async function findManyForVerification(executor: Executor, asked: readonl
 // Built once and prepared per connection: this read runs for every batch of verifications the
 // cache misses. The keys and devices arrive as two arrays, numbered by `with ordinality`.
 const verificationLookup = preparedStatement('license_verification_many', ['keys', 'hwuids'], (executor, p) =>
-  executor
-    .selectFrom(
+  verificationColumns(executor)
+    .innerJoin(
       sql<{ key: string; hwuid: string | null; n: number }>`(
         select key, hwuid, n::int as n
         from unnest(${p.keys}::text[], ${p.hwuids}::text[]) with ordinality as asked (key, hwuid, n)
       )`.as('asked'),
+      'asked.key',
+      'l.key',
     )
-    .innerJoin('licenses as l', 'l.key', 'asked.key')
-    .innerJoin('users as u', 'u.id', 'l.user_id')
-    .leftJoin('products as p', 'p.id', 'l.product_id')
-    .select(VERIFICATION_COLUMNS)
     .select((eb) => [
       'asked.n',
       eb
@@ -190,8 +188,7 @@ const verificationLookup = preparedStatement('license_verification_many', ['keys
             .whereRef('d.hwuid', '=', 'asked.hwuid'),
         )
         .as('device_bound'),
-    ])
-    .where('u.deleted_at', 'is', null),
+    ]),
 );
 
 /** The license, its product's features and its seller's tier: what the cache holds. */
