@@ -7,6 +7,24 @@ export function cpuMs(pid: number, thread?: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
+/**
+ * CPU time of every process whose command is `name` (PostgreSQL's backends, when the database
+ * runs on this machine), summed from /proc. Processes that exit meanwhile take their time with
+ * them, so compare runs whose connections stay open.
+ */
+export function cpuMsOf(name: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) total += cpuMs(Number(entry));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return total;
+}
+
 export interface Profile {
   nodes: {
     id: number;

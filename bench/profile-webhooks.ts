@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cpuMs, type Profile, summarize } from './cpu-profile.js';
+import { cpuMs, cpuMsOf, type Profile, summarize } from './cpu-profile.js';
 import { startBaseline, startService } from './processes.js';
 import { openStorage, seedLicenses } from './storage.js';
 import { commitEvents, receiverStats, waitForCount } from './webhooks.js';
@@ -54,7 +54,10 @@ try {
       const target = `/hooks/${round}`;
       const size = round === 0 ? Math.ceil(count / 10) : count;
       const serviceBefore = cpuMs(service.pid);
+      // The main thread's id is the process id.
+      const mainBefore = cpuMs(service.pid, service.pid);
       const receiverBefore = cpuMs(receiver.pid);
+      const databaseBefore = cpuMsOf('postgres');
       const from = await storage.write(async (db) => {
         await commitEvents(db, seller, `${receiver.url}${target}`, size, round + 1);
         return Date.now();
@@ -63,7 +66,7 @@ try {
       if (round === 0) continue;
       const perDelivery = (pid: number, before: number) => ((cpuMs(pid) - before) / size).toFixed(3);
       console.log(
-        `round ${round}: ${Math.round(size / ((seen.lastAt - from) / 1000))}/s, first receipt after ${seen.firstAt - from} ms; CPU a delivery: service ${perDelivery(service.pid, serviceBefore)} ms, receiver ${perDelivery(receiver.pid, receiverBefore)} ms`,
+        `round ${round}: ${Math.round(size / ((seen.lastAt - from) / 1000))}/s, first receipt after ${seen.firstAt - from} ms; CPU a delivery: service ${perDelivery(service.pid, serviceBefore)} ms (main thread ${((cpuMs(service.pid, service.pid) - mainBefore) / size).toFixed(3)}), receiver ${perDelivery(receiver.pid, receiverBefore)} ms, PostgreSQL ${((cpuMsOf('postgres') - databaseBefore) / size).toFixed(3)} ms (the events' commit included)`,
       );
     }
   } finally {

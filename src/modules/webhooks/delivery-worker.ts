@@ -236,10 +236,19 @@ export function createDeliveryWorker({
       const lanes = createLanes();
       try {
         for (;;) {
-          const events = await store.fanOutEvents(db, clock.now(), FAN_OUT_BATCH);
-          const claimed = await store.claimDue(db, clock.now(), LEASE_MS, CLAIM_BATCH);
+          // New deliveries come from the fan-out already leased; older due ones are claimed.
+          const fannedOut = await store.fanOutEvents(db, clock.now(), FAN_OUT_BATCH, {
+            ms: LEASE_MS,
+            limit: CLAIM_BATCH,
+          });
+          const claimed = [
+            ...(await store.withTargets(db, fannedOut.leased)),
+            ...(fannedOut.leased.length < CLAIM_BATCH
+              ? await store.claimDue(db, clock.now(), LEASE_MS, CLAIM_BATCH - fannedOut.leased.length)
+              : []),
+          ];
           lanes.add(claimed);
-          if (claimed.length > 0 || events === FAN_OUT_BATCH) await lanes.below(REFILL_BELOW);
+          if (claimed.length > 0 || fannedOut.events === FAN_OUT_BATCH) await lanes.below(REFILL_BELOW);
           else if (lanes.idle()) break;
           else await lanes.drained();
         }

@@ -1,5 +1,4 @@
-import type { Readable } from 'node:stream';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { MERCHANT_SIGNATURE_HEADER, merchantSignature } from './merchant-signature.js';
 import { guardedLookup, refuseUrl, type TargetPolicy } from './target-guard.js';
 import { bodySignature, standardSignature } from './webhook-signature.js';
@@ -43,33 +42,37 @@ export function unsent(error: string): SendResult {
   };
 }
 
-/**
- * The first `limit` characters of an answer's body; the rest is not read. Listens for chunks
- * rather than iterating the stream: an async iterator per delivery cost more than the read.
- */
-function readUpTo(body: Readable, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const done = () => {
-      // Destroying a body not read to its end fails it (and drops its connection): the error
-      // listener stays, so that failure lands in an already settled promise.
-      body.off('data', onData).off('end', done);
-      body.destroy();
-      resolve(text.slice(0, limit));
-    };
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString();
-      if (text.length >= limit) done();
-    };
-    body.on('data', onData).once('end', done).on('error', reject);
-  });
-}
-
 export type Sender = ReturnType<typeof createSender>;
 
+/** A target's parts, parsed once: what dispatch needs, or why it is refused. */
+type Target = { origin: string; path: string; refused: null } | { refused: string };
+
+/** Targets remembered at most; endpoints are few, so the memo is simply emptied when full. */
+const TARGET_MEMO = 1_000;
+
 export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
-  // Every connection resolves its host through the guard; redirects are never followed.
-  const agent = new Agent({ connect: { lookup: guardedLookup(policy) as never }, connections: 20 });
+  // Every connection resolves its host through the guard; redirects are never followed. A
+  // connection that cannot be made within the exchange's time is given up with it.
+  const agent = new Agent({
+    connect: { lookup: guardedLookup(policy) as never, timeout: DELIVERY_TIMEOUT_MS },
+    connections: 20,
+  });
+  const targets = new Map<string, Target>();
+
+  function targetOf(url: string): Target {
+    let target = targets.get(url);
+    if (target) return target;
+    // IP literals and local names never reach the lookup above, so they are checked here.
+    const refused = refuseUrl(url, policy);
+    if (refused) target = { refused };
+    else {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}`, refused: null };
+    }
+    if (targets.size >= TARGET_MEMO) targets.clear();
+    targets.set(url, target);
+    return target;
+  }
 
   return {
     /**
@@ -77,78 +80,151 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
      * X-Webhook-* headers (the endpoint's secret); `merchant` deliveries carry {id, type, data,
      * timestamp} and x-svc-pay-signature (the product's callback secret). The models never mix.
      */
-    async send(
+    send(
       url: string,
       secret: string,
       event: OutgoingEvent,
       model: 'core' | 'merchant' = 'core',
     ): Promise<SendResult> {
+      const target = targetOf(url);
+      if (target.refused !== null)
+        return Promise.resolve(unsent(`target refused: non-public address (${target.refused})`));
       const sentAt = Math.floor(clock.now().getTime() / 1000);
       const { signature: _signature, ...unsigned } = event;
       const body = JSON.stringify(model === 'core' ? event : unsigned);
-      const signatureHeaders: Record<string, string> =
+      const headers: Record<string, string> =
         model === 'core'
           ? {
+              'content-type': 'application/json',
+              'user-agent': USER_AGENT,
+              'x-webhook-id': event.id,
               'x-webhook-signature': bodySignature(secret, body),
               'x-webhook-timestamp': String(sentAt),
               'webhook-id': event.id,
               'webhook-timestamp': String(sentAt),
               'webhook-signature': standardSignature(secret, event.id, sentAt, body),
             }
-          : { [MERCHANT_SIGNATURE_HEADER]: merchantSignature(secret, sentAt, body) };
-      const started = performance.now();
-      const elapsed = () => Math.round(performance.now() - started);
-      // IP literals and local names never reach the lookup below, so they are checked here.
-      const refused = refuseUrl(url, policy);
-      if (refused) return unsent(`target refused: non-public address (${refused})`);
-      // A plain timer rather than AbortSignal.timeout, whose weak timer and finalization
-      // registry cost more per delivery than the abort it guards.
-      const aborter = new AbortController();
-      const { signal } = aborter;
-      const timer = setTimeout(() => aborter.abort(), DELIVERY_TIMEOUT_MS);
-      try {
-        const res = await request(url, {
-          method: 'POST',
-          dispatcher: agent,
-          signal,
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'licensing-webhooks/1',
-            'x-webhook-id': event.id,
-            ...signatureHeaders,
-          },
-          body,
-        });
-        const text = await readUpTo(res.body, RESPONSE_BODY_LIMIT);
-        const retryAfter = res.headers['retry-after'];
-        return {
-          statusCode: res.statusCode,
-          success: res.statusCode >= 200 && res.statusCode < 300,
-          responseBody: text.slice(0, RESPONSE_BODY_LIMIT),
-          durationMs: elapsed(),
-          timedOut: false,
-          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-          error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirects are not followed' : null,
-        };
-      } catch (error) {
-        const timedOut = signal.aborted;
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        const code = (error as { code?: string }).code ?? cause?.code;
-        return {
-          statusCode: 0,
-          success: false,
-          responseBody: '',
-          durationMs: elapsed(),
-          timedOut,
-          retryAfter: null,
-          error: timedOut
-            ? `no complete answer within ${DELIVERY_TIMEOUT_MS} ms`
-            : `${code ?? 'network error'}: ${cause?.message ?? (error as Error).message}`,
-        };
-      } finally {
-        clearTimeout(timer);
-      }
+          : {
+              'content-type': 'application/json',
+              'user-agent': USER_AGENT,
+              'x-webhook-id': event.id,
+              [MERCHANT_SIGNATURE_HEADER]: merchantSignature(secret, sentAt, body),
+            };
+      return new Promise((resolve) => {
+        const exchange = new Exchange(resolve);
+        try {
+          agent.dispatch(
+            { origin: target.origin, path: target.path, method: 'POST', headers, body },
+            exchange,
+          );
+        } catch (error) {
+          exchange.onResponseError(null, error as Error);
+        }
+      });
     },
     close: () => agent.close(),
   };
+}
+
+const USER_AGENT = 'licensing-webhooks/1';
+
+/**
+ * One POST through undici's dispatcher interface, which hands over the answer's status, headers
+ * and chunks as they come. Its `request()` wraps the same exchange in a readable stream, an
+ * async resource and an abort signal per call, which cost the worker more than the exchange.
+ * The whole exchange (connect, send, answer, body) has DELIVERY_TIMEOUT_MS: at the deadline the
+ * attempt ends as timed out, and the request is cut off, or never written if it had not started.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private controller: Dispatcher.DispatchController | null = null;
+  private settled = false;
+  private statusCode = 0;
+  private retryAfter: string | null = null;
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+
+  constructor(private readonly resolve: (result: SendResult) => void) {
+    this.timer = setTimeout(() => this.timeOut(), DELIVERY_TIMEOUT_MS);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // The deadline passed while the request waited for its connection: it is not sent.
+    if (this.settled) controller.abort(new Error('the attempt already ended'));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.statusCode = statusCode;
+    const retryAfter = headers['retry-after'];
+    this.retryAfter = typeof retryAfter === 'string' ? retryAfter : null;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    // RESPONSE_BODY_LIMIT characters are at most four bytes each; the rest is not read (cutting
+    // the answer short drops its connection).
+    if (this.bytes < 4 * RESPONSE_BODY_LIMIT) return;
+    this.answered();
+    controller.abort(new Error('the rest of the answer is not read'));
+  }
+
+  onResponseEnd(): void {
+    this.answered();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    if (this.settled) return;
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const code = (error as { code?: string }).code ?? cause?.code;
+    this.finish({
+      ...unsent(`${code ?? 'network error'}: ${cause?.message ?? error.message}`),
+      durationMs: this.elapsed(),
+    });
+  }
+
+  private answered(): void {
+    if (this.settled) return;
+    const { statusCode } = this;
+    const text =
+      this.chunks.length === 1
+        ? (this.chunks[0] as Buffer).toString()
+        : Buffer.concat(this.chunks).toString();
+    this.finish({
+      statusCode,
+      success: statusCode >= 200 && statusCode < 300,
+      responseBody: text.length > RESPONSE_BODY_LIMIT ? text.slice(0, RESPONSE_BODY_LIMIT) : text,
+      durationMs: this.elapsed(),
+      timedOut: false,
+      retryAfter: this.retryAfter,
+      error: statusCode >= 300 && statusCode < 400 ? 'redirects are not followed' : null,
+    });
+  }
+
+  private timeOut(): void {
+    if (this.settled) return;
+    this.finish({
+      ...unsent(`no complete answer within ${DELIVERY_TIMEOUT_MS} ms`),
+      durationMs: this.elapsed(),
+      timedOut: true,
+    });
+    this.controller?.abort(new Error('timed out'));
+  }
+
+  private finish(result: SendResult): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(result);
+  }
+
+  private elapsed(): number {
+    return Math.round(performance.now() - this.started);
+  }
 }

@@ -159,8 +159,18 @@ export async function deleteEndpoint(executor: Executor, userId: string, id: str
  * Turns up to `limit` undelivered events into deliveries for the endpoints subscribed to them,
  * and marks the events dispatched, in one transaction. SKIP LOCKED lets several nodes share the
  * work without handing out an event twice. Returns how many events were handled.
+ *
+ * With `lease`, up to `lease.limit` of the new deliveries are written already leased to the
+ * caller, their first attempt counted, as claimDue would lease them: the worker sends them
+ * without claiming them in a second statement, and a worker that dies leaves them to other nodes
+ * when the lease runs out, as any claimed delivery. They are returned as written.
  */
-export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<number> {
+export async function fanOutEvents(
+  db: Db,
+  now: Date,
+  limit: number,
+  lease?: { ms: number; limit: number },
+): Promise<{ events: number; leased: WebhookDeliveryRow[] }> {
   return db.transaction().execute(async (trx) => {
     const events = await trx
       .selectFrom('events')
@@ -171,7 +181,7 @@ export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<nu
       .forUpdate()
       .skipLocked()
       .execute();
-    if (events.length === 0) return 0;
+    if (events.length === 0) return { events: 0, leased: [] };
     const merchant = await merchantEndpoints(trx, events, now);
     const endpoints = await trx
       .selectFrom('webhook_endpoints as w')
@@ -193,20 +203,32 @@ export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<nu
       [
         ...endpoints.filter((endpoint) => endpoint.events.includes(event.type) && receives(endpoint, event)),
         ...(isMerchantEvent(event.type) ? merchant.filter((m) => m.product_id === event.data.productId) : []),
-      ].map((endpoint) => ({
-        id: newId(),
-        endpoint_id: endpoint.id,
-        event_id: event.id,
-        event_type: event.type,
-        payload: JSON.stringify(event.data),
-        event_time: event.created_at,
-        trigger: 'auto' as const,
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      })),
+      ].map(
+        (endpoint): WebhookDeliveryRow => ({
+          id: newId(),
+          endpoint_id: endpoint.id,
+          event_id: event.id,
+          event_type: event.type,
+          payload: event.data,
+          event_time: event.created_at,
+          trigger: 'auto',
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: now,
+          leased_until: null,
+          created_at: now,
+          updated_at: now,
+        }),
+      ),
     );
-    if (deliveries.length > 0) await trx.insertInto('webhook_deliveries').values(deliveries).execute();
+    const leased = lease ? deliveries.slice(0, lease.limit) : [];
+    const leasedUntil = new Date(now.getTime() + (lease?.ms ?? 0));
+    for (const delivery of leased) Object.assign(delivery, { leased_until: leasedUntil, attempts: 1 });
+    if (deliveries.length > 0)
+      await trx
+        .insertInto('webhook_deliveries')
+        .values(deliveries.map((delivery) => ({ ...delivery, payload: JSON.stringify(delivery.payload) })))
+        .execute();
     await trx
       .updateTable('events')
       .set({ dispatched_at: now })
@@ -216,7 +238,7 @@ export async function fanOutEvents(db: Db, now: Date, limit: number): Promise<nu
         events.map((e) => e.id),
       )
       .execute();
-    return events.length;
+    return { events: events.length, leased };
   });
 }
 
@@ -328,8 +350,16 @@ export async function claimDue(
     )
     .returningAll()
     .execute();
-  if (claimed.length === 0) return [];
-  // A merchant endpoint sends to its product's current URL, signed with its current secret.
+  return withTargets(db, claimed);
+}
+
+/**
+ * Leased deliveries with where and how each is sent: the endpoint's URL and secret, or for a
+ * merchant endpoint its product's current URL and callback secret. A delivery whose endpoint
+ * is gone is left out (its lease runs out; deleting an endpoint deletes its deliveries).
+ */
+export async function withTargets(db: Db, leased: readonly WebhookDeliveryRow[]): Promise<ClaimedDelivery[]> {
+  if (leased.length === 0) return [];
   const endpoints = await db
     .selectFrom('webhook_endpoints as w')
     .leftJoin('products as p', 'p.id', 'w.product_id')
@@ -351,10 +381,10 @@ export async function claimDue(
         .end()
         .as('secret'),
     ])
-    .where('w.id', 'in', [...new Set(claimed.map((d) => d.endpoint_id))])
+    .where('w.id', 'in', [...new Set(leased.map((d) => d.endpoint_id))])
     .execute();
   const byId = new Map(endpoints.map((e) => [e.id, e]));
-  return claimed.flatMap((delivery) => {
+  return leased.flatMap((delivery) => {
     const endpoint = byId.get(delivery.endpoint_id);
     return endpoint
       ? [{ ...delivery, url: endpoint.url, secret: endpoint.secret ?? '', kind: endpoint.kind }]

@@ -381,6 +381,30 @@ describe('delivery', () => {
     assert.equal(arrived[0]?.json.id, claimed.find((d) => d.url?.endsWith('/lease'))?.event_id);
   });
 
+  test('a delivery leased at fan-out by a worker that died is taken again after its lease', async () => {
+    const { seller, appId } = await sellerWithEndpoint(['license.created'], `${receiver.url}/fanned`);
+    await issueLicense(seller, appId);
+    const { fanOutEvents, claimDue } = await import('./store.js');
+    const fannedOut = await fanOutEvents(server.db, clock.now(), 100, { ms: 15_000, limit: 100 });
+    const mine = fannedOut.leased.find((d) => d.endpoint_id && d.event_type === 'license.created');
+    assert.ok(mine, 'the fan-out wrote the delivery leased, then its worker "crashed"');
+    assert.equal(mine.attempts, 1);
+    assert.deepEqual(
+      (await claimDue(server.db, clock.now(), 15_000, 100)).filter((d) => d.id === mine.id),
+      [],
+      'a delivery leased at fan-out is not claimed again while the lease runs',
+    );
+    await work();
+    assert.equal(arrivals('/fanned'), 0, 'nobody else takes it');
+    clock.advance(16_000);
+    await work();
+    const arrived = receiver.requests.filter((r) => receiverPath(r) === '/fanned');
+    assert.equal(arrived.length, 1);
+    assert.equal(arrived[0]?.json.id, mine.event_id);
+    const [log] = (await logsOf(seller, mine.endpoint_id)).logs;
+    assert.equal(log.attempt, 2, 'the lost attempt counts');
+  });
+
   test('a burst larger than one settling chunk is sent once and settled in full', async () => {
     const { seller, appId, webhook } = await sellerWithEndpoint(['license.created'], `${receiver.url}/burst`);
     for (let i = 0; i < 60; i++) await issueLicense(seller, appId);
