@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { createApp, type Seller, signUp, startTestServer, type TestServer } from '../../testing/harness.js';
@@ -341,7 +342,12 @@ describe('delivery', () => {
   });
 
   test('a receiver that hangs or hangs up costs one timeout and holds up no other endpoint', async () => {
+    // Accepts connections and never says a word: a TLS handshake with it never ends.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/handshake`;
     const hanging = await sellerWithEndpoint(['license.created'], `${receiver.url}/hang`);
+    const handshake = await sellerWithEndpoint(['license.created'], silentUrl);
     const reset = await sellerWithEndpoint(['license.created'], `${receiver.url}/reset`);
     const healthy = await sellerWithEndpoint(['license.created'], `${receiver.url}/fine`);
     receiver.answer((r) =>
@@ -349,6 +355,7 @@ describe('delivery', () => {
     );
     try {
       await issueLicense(hanging.seller, hanging.appId);
+      await issueLicense(handshake.seller, handshake.appId);
       await issueLicense(reset.seller, reset.appId);
       await issueLicense(healthy.seller, healthy.appId);
       await work();
@@ -356,12 +363,18 @@ describe('delivery', () => {
       const [hung] = (await logsOf(hanging.seller, hanging.webhook.id)).logs;
       assert.deepEqual([hung.statusCode, hung.success], [0, false]);
       assert.match(hung.error, /no complete answer within 5000 ms/);
+      // The 5 s cover connecting too: a connection that never completes does not get longer.
+      const [unconnected] = (await logsOf(handshake.seller, handshake.webhook.id)).logs;
+      assert.deepEqual([unconnected.statusCode, unconnected.success], [0, false]);
+      assert.match(unconnected.error, /no complete answer within 5000 ms|Connect Timeout/i);
+      assert.ok(unconnected.durationMs < 9_000, `gave up after ${unconnected.durationMs} ms, not 5 s`);
       const [cut] = (await logsOf(reset.seller, reset.webhook.id)).logs;
       assert.deepEqual([cut.statusCode, cut.success], [0, false]);
       const [ok] = (await logsOf(healthy.seller, healthy.webhook.id)).logs;
       assert.ok(ok.durationMs < 5000, 'the healthy endpoint did not wait for the hanging one');
     } finally {
       receiver.answer({ status: 200, body: 'ok' });
+      silent.close();
     }
   });
 
