@@ -231,8 +231,18 @@ export function createVerificationCache({
       for (const item of entries) {
         if (item[1].until <= at + REFRESH_AHEAD_MS && item[1].usedAt >= at - KEEP_WARM_MS) due.push(item);
       }
-      for (let i = 0; i < due.length && !closed; i += REFRESH_BATCH) {
-        refreshed += await refreshBatch(due.slice(i, i + REFRESH_BATCH));
+      // Entries read together (a node's first minute, a flush) would otherwise fall due together
+      // and be read again together every TTL, in one burst of statements. A pass takes, soonest
+      // first, those that expire before the pass after next, and at least a share of the rest
+      // that lets the passes before those finish them: a burst spreads over the window and
+      // stays spread.
+      due.sort((a, b) => a[1].until - b[1].until);
+      const urgentWithin = 2 * REFRESH_EVERY_MS;
+      const urgent = due.findIndex(([, entry]) => entry.until > at + urgentWithin);
+      const share = Math.ceil((due.length * REFRESH_EVERY_MS) / (REFRESH_AHEAD_MS - urgentWithin));
+      const taken = due.slice(0, Math.max(urgent === -1 ? due.length : urgent, share));
+      for (let i = 0; i < taken.length && !closed; i += REFRESH_BATCH) {
+        refreshed += await refreshBatch(taken.slice(i, i + REFRESH_BATCH));
       }
     } catch (err) {
       // Entries left as they are expire on their own; the next verify reads them.
