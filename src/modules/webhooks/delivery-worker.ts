@@ -241,12 +241,13 @@ export function createDeliveryWorker({
             ms: LEASE_MS,
             limit: CLAIM_BATCH,
           });
-          const claimed = [
-            ...(await store.withTargets(db, fannedOut.leased)),
-            ...(fannedOut.leased.length < CLAIM_BATCH
-              ? await store.claimDue(db, clock.now(), LEASE_MS, CLAIM_BATCH - fannedOut.leased.length)
-              : []),
-          ];
+          const claimed = await store.claimDue(
+            db,
+            clock.now(),
+            LEASE_MS,
+            CLAIM_BATCH - fannedOut.leased.length,
+            fannedOut.leased,
+          );
           lanes.add(claimed);
           if (claimed.length > 0 || fannedOut.events === FAN_OUT_BATCH) await lanes.below(REFILL_BELOW);
           else if (lanes.idle()) break;

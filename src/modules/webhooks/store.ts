@@ -320,14 +320,17 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
 /**
  * Leases up to `limit` due deliveries of enabled endpoints to this worker and counts the
  * attempt. The lease outlives the request timeout; a worker that dies leaves it to run out,
- * and the delivery is taken again with the same event id.
+ * and the delivery is taken again with the same event id. Deliveries the caller leased already
+ * (at fan-out) come back first, their targets found in the same lookup.
  */
 export async function claimDue(
   db: Db,
   now: Date,
   leaseMs: number,
   limit: number,
+  leased: readonly WebhookDeliveryRow[] = [],
 ): Promise<ClaimedDelivery[]> {
+  if (limit <= 0) return withTargets(db, leased);
   const leasedUntil = new Date(now.getTime() + leaseMs);
   const claimed = await db
     .updateTable('webhook_deliveries')
@@ -350,7 +353,7 @@ export async function claimDue(
     )
     .returningAll()
     .execute();
-  return withTargets(db, claimed);
+  return withTargets(db, [...leased, ...claimed]);
 }
 
 /**
@@ -358,7 +361,7 @@ export async function claimDue(
  * merchant endpoint its product's current URL and callback secret. A delivery whose endpoint
  * is gone is left out (its lease runs out; deleting an endpoint deletes its deliveries).
  */
-export async function withTargets(db: Db, leased: readonly WebhookDeliveryRow[]): Promise<ClaimedDelivery[]> {
+async function withTargets(db: Db, leased: readonly WebhookDeliveryRow[]): Promise<ClaimedDelivery[]> {
   if (leased.length === 0) return [];
   const endpoints = await db
     .selectFrom('webhook_endpoints as w')
