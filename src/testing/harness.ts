@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
+import pg from 'pg';
 import { type RunningService, startService } from '../app/service.js';
 import type { Clock } from '../platform/clock.js';
 import { type Config, parseConfig } from '../platform/config.js';
@@ -66,7 +67,10 @@ export async function startTestServer(
   const destination = options.logLines
     ? { write: (line: string) => void options.logLines?.push(line) }
     : undefined;
-  const service = await startService(config, createLog(config, destination), options.clock);
+  const service = await withinStartDeadline(
+    startService(config, createLog(config, destination), options.clock),
+    config.databaseUrl,
+  );
   const api = httpClient(`${service.coreUrl}/v1`);
   let adminToken: Promise<string> | null = null;
   return {
@@ -86,6 +90,50 @@ export async function startTestServer(
       await scratch?.drop();
     },
   };
+}
+
+/** Far above any start seen (a few seconds), far below the runner's 15 minutes per file. */
+const START_DEADLINE_MS = 90_000;
+
+/**
+ * A test server that does not start fails its file at once with what the database was doing,
+ * instead of holding it until the runner's timeout with nothing to say.
+ */
+async function withinStartDeadline<T>(starting: Promise<T>, databaseUrl: string | null): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'late'>((resolve) => {
+    timer = setTimeout(resolve, START_DEADLINE_MS, 'late');
+  });
+  const outcome = await Promise.race([starting, deadline]).finally(() => clearTimeout(timer));
+  if (outcome !== 'late') return outcome;
+  const activity = databaseUrl ? await databaseActivity(databaseUrl) : 'PGlite in memory';
+  // The start still under way would keep this file's process alive until the runner gives up.
+  setTimeout(() => process.exit(1), 5_000).unref();
+  throw new Error(
+    `the test server did not start within ${START_DEADLINE_MS / 1000} s\n` +
+      `this process is waiting on: ${process.getActiveResourcesInfo().join(', ')}\n` +
+      `the database server's sessions that are not idle:\n${activity}`,
+  );
+}
+
+/** Every session on the server that is not idle: what it waits for and who blocks it. */
+async function databaseActivity(databaseUrl: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      `select pid, datname, state, wait_event_type, wait_event, pg_blocking_pids(pid) as blocked_by,
+              round(extract(epoch from now() - xact_start)) as transaction_seconds, left(query, 120) as query
+         from pg_stat_activity
+        where pid <> pg_backend_pid() and backend_type = 'client backend'
+          and (state is distinct from 'idle' or wait_event_type = 'Lock')`,
+    );
+    return rows.map((row) => JSON.stringify(row)).join('\n') || '(none)';
+  } catch (err) {
+    return `(not readable: ${(err as Error).message})`;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /**

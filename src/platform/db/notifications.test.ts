@@ -51,6 +51,21 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
     assert.deepEqual(heard, ['committed', 'later']);
   });
 
+  test('a channel is listened to once listen() resolves: the very next notification is heard', async () => {
+    await sql`select 1`.execute(database.db); // the sender's connection is open before the listener's
+    const fresh = openNotifications(database.listenTarget, createLog(config));
+    try {
+      const channel = `test_first_${Date.now()}`;
+      const heard: string[] = [];
+      await fresh.listen(channel, (payload) => heard.push(payload));
+      await notify(database.db, channel, 'first');
+      await until(() => heard.length > 0, 'the first notification');
+      assert.deepEqual(heard, ['first']);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test('a listener whose connection is killed reconnects, reports the gap and hears again', {
     skip: process.env.DATABASE_URL ? false : 'PGlite has no connection to lose',
   }, async () => {

@@ -18,7 +18,11 @@ import type { Executor } from './database.js';
  * PostgreSQL delivers at commit, and nothing when it rolls back.
  */
 export interface Notifications {
-  /** Calls `handler` with each payload sent on `channel` (register before traffic starts). */
+  /**
+   * Calls `handler` with each payload sent on `channel` (register before traffic starts). Resolves
+   * once the channel is listened to, or once a first attempt to connect has failed: from then on
+   * what is missed is reported by `onGap` after the reconnect.
+   */
   listen(channel: string, handler: (payload: string) => void): Promise<void>;
   /** Calls `handler` whenever notifications may have been missed (the listener reconnected). */
   onGap(handler: () => void): void;
@@ -63,6 +67,8 @@ function listener(url: string, log: Log): Notifications {
   let closed = false;
   let retryMs = RETRY_MIN_MS;
   let everConnected = false;
+  // Callers of listen() waiting for the connection attempt under way to succeed or fail.
+  let attemptWaiters: (() => void)[] = [];
 
   const deliver = (message: pg.Notification) => {
     for (const handler of handlers.get(message.channel) ?? []) {
@@ -80,8 +86,14 @@ function listener(url: string, log: Log): Notifications {
     next.on('error', (err) => lost(next, err));
     next.on('end', () => lost(next, null));
     next.on('notification', deliver);
-    await next.connect();
-    for (const channel of handlers.keys()) await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    try {
+      await next.connect();
+      for (const channel of handlers.keys()) await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      // Half open (connected, not yet listening to everything): not kept, the next attempt starts over.
+      next.end().catch(() => {});
+      throw err;
+    }
     client = next;
     retryMs = RETRY_MIN_MS;
     if (everConnected) {
@@ -101,20 +113,32 @@ function listener(url: string, log: Log): Notifications {
     reconnect();
   }
 
+  function releaseWaiters(): void {
+    const waiters = attemptWaiters;
+    attemptWaiters = [];
+    for (const settled of waiters) settled();
+  }
+
   function reconnect(): void {
     if (connecting || closed) return;
     connecting = (async () => {
       while (!closed && !client) {
+        let failed = false;
         try {
           await connect();
         } catch (err) {
+          failed = true;
           log.warn({ err: { message: (err as Error).message }, retryMs }, 'db.listener.connect_failed');
+        }
+        releaseWaiters();
+        if (failed) {
           await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
           retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
         }
       }
     })().finally(() => {
       connecting = null;
+      releaseWaiters(); // closed meanwhile
     });
   }
 
@@ -126,8 +150,16 @@ function listener(url: string, log: Log): Notifications {
         return;
       }
       handlers.set(channel, [handler]);
-      if (client) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
-      else reconnect();
+      if (closed) return;
+      if (client) {
+        await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+        return;
+      }
+      // The attempt under way (or the one this starts) listens to every channel known by then,
+      // this one included: a notification committed after this resolves is heard.
+      const attempted = new Promise<void>((resolve) => attemptWaiters.push(resolve));
+      reconnect();
+      await attempted;
     },
     onGap(handler) {
       gapHandlers.push(handler);
