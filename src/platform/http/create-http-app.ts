@@ -18,6 +18,7 @@ import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../err
 import type { Log } from '../log.js';
 import type { RequestRecorder } from '../metrics.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
+import { requestLog } from './request-log.js';
 import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
 import { completeResponses } from './responses.js';
 import { NoQuery } from './schemas.js';
@@ -112,6 +113,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
+    childLoggerFactory: (logger, bindings, options) => requestLog(logger as Log, bindings, options),
     // One completion line per request is logged by the onResponse hook below instead.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
