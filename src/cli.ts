@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { type Config, ConfigError, parseConfig } from './platform/config.js';
 import { createLog } from './platform/log.js';
+import { lowerThreadPoolPriority } from './platform/thread-pool.js';
 
 // The app (Fastify, pg, http) is imported only once tracing, when configured, has started, so
 // its instrumentations see those modules load (see platform/tracing.ts).
@@ -26,6 +27,7 @@ program
           serviceName: config.otelServiceName,
         })
       : null;
+    await lowerThreadPoolPriority({ nice: config.threadPoolNice, size: config.threadPoolSize }, log);
     const running = await (await service()).startService(config, log);
     const shutdown = (signal: string) => {
       log.info({ signal }, 'server.stopping');

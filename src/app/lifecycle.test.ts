@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import { describe, test } from 'node:test';
 import pg from 'pg';
@@ -85,6 +86,70 @@ describe(`the service process on ${storage}`, () => {
     const proc = runCli(['serve'], { PORT: 'eighty', DATA_DIR: freshDataDir() });
     assert.equal(await proc.exited, 2);
     assert.match(proc.output(), /Configuration error: PORT: must be a whole number/);
+  });
+
+  test('serve runs the thread pool that signs tokens below the event loop, and only it', {
+    skip: fs.existsSync('/proc/thread-self') ? false : 'thread priorities are read from Linux /proc',
+  }, async () => {
+    const { proc, api: base } = await serve({
+      DATA_DIR: freshDataDir(),
+      DATABASE_URL,
+      LOG_LEVEL: 'info',
+      THREADPOOL_NICE: '7',
+      UV_THREADPOOL_SIZE: '3',
+      VERIFY_KEY_RATE_LIMIT: '1000',
+    });
+    try {
+      const pid = proc.child.pid as number;
+      const lowered = () => threadsOf(pid).filter((thread) => thread.nice === 7);
+      const pool = lowered();
+      assert.equal(pool.length, 3, 'each of the three pool threads is lowered');
+      assert.equal(threadsOf(pid).filter((thread) => thread.nice !== 7 && thread.nice !== 0).length, 0);
+      assert.equal(threadsOf(pid).find((thread) => thread.id === pid)?.nice, 0, 'the event loop is not');
+      assert.match(proc.output(), /process\.thread_pool\.priority_lowered/);
+
+      // The lowered threads are the ones that sign: 100 verifies with a token cost them at least
+      // 100 RS256 signatures' worth of CPU (well over 5 ms on any machine).
+      const api = httpClient(`${base}/v1`);
+      const email = `pool-${randomBytes(4).toString('hex')}@example.com`;
+      const { token } = (await api.post('/auth/register', { email, password: PASSWORD })).expect(201).body;
+      const app = (await api.post('/apps', { name: 'Signer' }, { token })).expect(201).body;
+      const license = (await api.post(`/apps/${app.id}/licenses`, {}, { token })).expect(201).body;
+      const before = new Map(pool.map((thread) => [thread.id, thread.ranNs]));
+      for (let i = 0; i < 100; i++) {
+        const answer = (await api.post('/licenses/verify', { key: license.key })).expect(200).body;
+        assert.equal(typeof answer.license_token, 'string');
+      }
+      const signedNs = lowered().reduce(
+        (sum, thread) => sum + thread.ranNs - (before.get(thread.id) ?? 0),
+        0,
+      );
+      assert.ok(signedNs > 5e6, `the pool threads ran ${signedNs / 1e6} ms for 100 signatures`);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
+  });
+
+  test('THREADPOOL_NICE=0 leaves every thread as it was', {
+    skip: fs.existsSync('/proc/thread-self') ? false : 'thread priorities are read from Linux /proc',
+  }, async () => {
+    const { proc } = await serve({
+      DATA_DIR: freshDataDir(),
+      DATABASE_URL,
+      LOG_LEVEL: 'info',
+      THREADPOOL_NICE: '0',
+    });
+    try {
+      assert.deepEqual(
+        threadsOf(proc.child.pid as number).filter((thread) => thread.nice !== 0),
+        [],
+      );
+      assert.doesNotMatch(proc.output(), /thread_pool/);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
   });
 
   test('a process killed mid-delivery delivers again after restart, with the same event id', async () => {
@@ -201,3 +266,14 @@ describe('two nodes over one PostgreSQL', { skip: DATABASE_URL ? false : 'needs 
     }
   });
 });
+
+/** Each thread of a process: its id, nice value and CPU time so far (from /proc). */
+function threadsOf(pid: number): { id: number; nice: number; ranNs: number }[] {
+  return fs.readdirSync(`/proc/${pid}/task`).map((id) => {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${id}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at the state, field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ranNs = Number(fs.readFileSync(`/proc/${pid}/task/${id}/schedstat`, 'utf8').split(' ')[0]);
+    return { id: Number(id), nice: Number(fields[19 - 3]), ranNs };
+  });
+}

@@ -61,6 +61,9 @@ describe('configuration', () => {
     ['METRICS_PORT', { METRICS_PORT: '3000' }],
     ['METRICS_PORT', { PORT: '9464' }],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
+    ['THREADPOOL_NICE', { THREADPOOL_NICE: '20' }],
+    ['THREADPOOL_NICE', { THREADPOOL_NICE: '-5' }],
+    ['UV_THREADPOOL_SIZE', { UV_THREADPOOL_SIZE: '0' }],
   ];
   for (const [variable, env] of refusals) {
     test(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
@@ -76,6 +79,14 @@ describe('configuration', () => {
     assert.equal(parseConfig({}).verificationFlushMs, 10_000);
     assert.equal(parseConfig({ VERIFICATION_FLUSH_MS: '100' }).verificationFlushMs, 100);
     assert.equal(parseConfig({ VERIFICATION_FLUSH_MS: '3600000' }).verificationFlushMs, 3_600_000);
+  });
+
+  test('the thread pool runs at nice 10 unless told otherwise, and is as large as libuv makes it', () => {
+    assert.equal(parseConfig({}).threadPoolNice, 10);
+    assert.equal(parseConfig({ THREADPOOL_NICE: '0' }).threadPoolNice, 0);
+    assert.equal(parseConfig({ THREADPOOL_NICE: '19' }).threadPoolNice, 19);
+    assert.equal(parseConfig({}).threadPoolSize, 4);
+    assert.equal(parseConfig({ UV_THREADPOOL_SIZE: '16' }).threadPoolSize, 16);
   });
 
   test('the access log is on unless told otherwise', () => {

@@ -82,6 +82,13 @@ export interface Config {
   /** Mean event-loop delay (ms) beyond which new requests answer 503 `overloaded`; 0 is off. */
   readonly maxEventLoopDelayMs: number;
   /**
+   * `serve` only: the nice value given to libuv's thread pool (token signing, password hashing,
+   * file I/O), so that on a busy machine it yields to the event loop; 0 leaves it as it is.
+   */
+  readonly threadPoolNice: number;
+  /** libuv's own UV_THREADPOOL_SIZE, read as it reads it: how many pool threads there are. */
+  readonly threadPoolSize: number;
+  /**
    * Whether responses are checked against the schemas their routes declare: off, log the
    * mismatch, or enforce (log and answer 500). Off in production by default.
    */
@@ -309,6 +316,8 @@ export function parseConfig(env: Env): Config {
     ),
     maxInFlight: integer('MAX_IN_FLIGHT', read('MAX_IN_FLIGHT') ?? '1000', 1, 1_000_000),
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY', read('MAX_EVENT_LOOP_DELAY') ?? '1000', 0, 60_000),
+    threadPoolNice: integer('THREADPOOL_NICE', read('THREADPOOL_NICE') ?? '10', 0, 19),
+    threadPoolSize: integer('UV_THREADPOOL_SIZE', read('UV_THREADPOOL_SIZE') ?? '4', 1, 1024),
     // Checking costs a validation per response and turns drift into 500s: worth it in tests, not
     // on buyers' requests. NODE_ENV defaults to development, so a plain `npm start` leaves it off.
     responseContract: oneOf(
