@@ -169,6 +169,8 @@ describe('the HTTP contract shared by both hosts', () => {
       ['{"email":"\\udc00@example.com"}', 'email'],
       ['{"metadata":{"x":1e400}}', 'metadata.x'],
       ['{"metadata":{"x":[1,-1e999]}}', 'metadata.x.1'],
+      ['{"maxDevices":1e400}', 'maxDevices'],
+      ['{"\\udfff":"x"}', 'body'],
     ];
     for (const [raw, field] of cases) {
       const res = await server.api.post(`/apps/${seller.appId}/licenses`, undefined, {
