@@ -41,6 +41,9 @@ export async function lowerThreadPoolPriority(
   const lowered: number[] = [];
   for (const thread of threads) {
     try {
+      // A process started at a lower priority still (a service manager's Nice=) is left so:
+      // going back up needs a privilege the service should not have.
+      if (os.getPriority(thread) >= nice) continue;
       os.setPriority(thread, nice);
       lowered.push(thread);
     } catch (err) {
