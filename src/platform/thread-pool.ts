@@ -16,13 +16,13 @@ const MAX_ROUNDS = 50;
  * Our own because Node offers no handle on the pool's threads: each is found by having it
  * read the link `/proc/thread-self`, which names the thread that reads it, and lowered
  * with setpriority on its thread id, which on Linux applies to that thread alone. Elsewhere (no
- * `/proc/thread-self`) nothing changes. Returns the thread ids lowered.
+ * `/proc/thread-self`) nothing changes.
  */
 export async function lowerThreadPoolPriority(
   { nice, size }: { nice: number; size: number },
   log: Log,
-): Promise<number[]> {
-  if (nice === 0) return [];
+): Promise<void> {
+  if (nice === 0) return;
   const threads = new Set<number>();
   try {
     for (let round = 0; round < MAX_ROUNDS && threads.size < size; round++) {
@@ -36,20 +36,19 @@ export async function lowerThreadPoolPriority(
     }
   } catch {
     log.info('process.thread_pool.priority_unsupported');
-    return [];
+    return;
   }
-  const lowered: number[] = [];
+  let lowered = 0;
   for (const thread of threads) {
     try {
       // A process started at a lower priority still (a service manager's Nice=) is left so:
       // going back up needs a privilege the service should not have.
       if (os.getPriority(thread) >= nice) continue;
       os.setPriority(thread, nice);
-      lowered.push(thread);
+      lowered++;
     } catch (err) {
       log.warn({ err: { message: (err as Error).message }, thread }, 'process.thread_pool.priority_failed');
     }
   }
-  log.info({ nice, threads: lowered.length, poolSize: size }, 'process.thread_pool.priority_lowered');
-  return lowered;
+  log.info({ nice, threads: lowered, poolSize: size }, 'process.thread_pool.priority_lowered');
 }
