@@ -12,6 +12,7 @@ import {
   startTestServer,
   type TestServer,
 } from '../../testing/harness.js';
+import { scratchDatabase } from '../../testing/scratch-database.js';
 import { createTokenDenylist } from '../license-tokens/index.js';
 import { createVerification } from './verification.js';
 import { createVerificationCache } from './verification-cache.js';
@@ -27,12 +28,18 @@ const WITHIN_MS = 1_000;
 
 let nodeA: TestServer;
 let nodeB: TestServer;
+let database: Awaited<ReturnType<typeof scratchDatabase>>;
 before(async () => {
-  nodeA = await startTestServer();
-  nodeB = onPostgres ? await startTestServer() : nodeA;
+  // A database of their own: this file ends listening connections, and must reach no other
+  // file's servers (one closed mid-reconnect used to hold its process open).
+  database = await scratchDatabase();
+  const overrides: Record<string, string> = database.url ? { DATABASE_URL: database.url } : {};
+  nodeA = await startTestServer(overrides);
+  nodeB = onPostgres ? await startTestServer(overrides) : nodeA;
 });
 after(async () => {
   await Promise.all([nodeA.stop(), nodeB === nodeA ? null : nodeB.stop()]);
+  await database.drop();
 });
 
 async function until<T>(what: string, attempt: () => Promise<T>, done: (value: T) => boolean, ms: number) {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
@@ -80,4 +81,73 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
     await notify(database.db, channel, 'after the gap');
     await until(() => heard.includes('after the gap'), 'a notification after reconnecting');
   });
+
+  test('closed while it reconnects, a listener leaves no connection open', {
+    skip: process.env.DATABASE_URL ? false : 'PGlite has no connection to lose',
+  }, async () => {
+    // The listener reaches PostgreSQL through a proxy that can hold a new connection back, so
+    // close() is sure to run while the reconnect is under way.
+    const proxy = await holdingProxy(new URL(process.env.DATABASE_URL as string));
+    const node = openNotifications({ kind: 'postgres', url: proxy.url }, createLog(config));
+    try {
+      await node.listen(`test_close_${Date.now()}`, () => {});
+      assert.equal(proxy.open(), 1);
+      proxy.hold();
+      proxy.cutAll();
+      await until(() => proxy.held() === 1, 'the reconnect attempt');
+      const closing = node.close();
+      proxy.release();
+      await closing;
+      // Kept, the connection that completed after close() would hold the process open for good.
+      await until(() => proxy.open() === 0, 'the reconnected connection to end');
+    } finally {
+      await node.close();
+      await proxy.close();
+    }
+  });
 });
+
+/** A TCP proxy to PostgreSQL that can cut its connections, and hold new ones back until released. */
+async function holdingProxy(target: URL) {
+  const open = new Set<Socket>();
+  let holding = false;
+  let held: (() => void)[] = [];
+  const server = createServer((inbound) => {
+    open.add(inbound);
+    inbound.on('close', () => open.delete(inbound));
+    inbound.on('error', () => inbound.destroy());
+    const forward = () => {
+      const outbound = connect(Number(target.port || 5432), target.hostname);
+      outbound.on('error', () => inbound.destroy());
+      outbound.on('close', () => inbound.destroy());
+      inbound.on('close', () => outbound.destroy());
+      inbound.pipe(outbound).pipe(inbound);
+    };
+    if (holding) held.push(forward);
+    else forward();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target.href);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.href,
+    open: () => open.size,
+    held: () => held.length,
+    hold() {
+      holding = true;
+    },
+    release() {
+      holding = false;
+      for (const forward of held) forward();
+      held = [];
+    },
+    cutAll() {
+      for (const socket of open) socket.destroy();
+    },
+    close() {
+      for (const socket of open) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

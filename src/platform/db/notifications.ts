@@ -69,6 +69,8 @@ function listener(url: string, log: Log): Notifications {
   let everConnected = false;
   // Callers of listen() waiting for the connection attempt under way to succeed or fail.
   let attemptWaiters: (() => void)[] = [];
+  // Ends the pause between two attempts early (close() does not wait out the backoff).
+  let stopWaiting: (() => void) | null = null;
 
   const deliver = (message: pg.Notification) => {
     for (const handler of handlers.get(message.channel) ?? []) {
@@ -93,6 +95,11 @@ function listener(url: string, log: Log): Notifications {
       // Half open (connected, not yet listening to everything): not kept, the next attempt starts over.
       next.end().catch(() => {});
       throw err;
+    }
+    if (closed) {
+      // close() ran while this attempt was under way: kept, it would hold the process open.
+      await next.end().catch(() => {});
+      return;
     }
     client = next;
     retryMs = RETRY_MIN_MS;
@@ -131,8 +138,12 @@ function listener(url: string, log: Log): Notifications {
           log.warn({ err: { message: (err as Error).message }, retryMs }, 'db.listener.connect_failed');
         }
         releaseWaiters();
-        if (failed) {
-          await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+        if (failed && !closed) {
+          await new Promise<void>((resolve) => {
+            stopWaiting = resolve;
+            setTimeout(resolve, retryMs).unref();
+          });
+          stopWaiting = null;
           retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
         }
       }
@@ -169,9 +180,12 @@ function listener(url: string, log: Log): Notifications {
     },
     async close() {
       closed = true;
+      stopWaiting?.();
       const current = client;
       client = null;
-      await current?.end().catch(() => {});
+      // An attempt under way ends its own connection once it sees `closed`; wait for it, so
+      // that nothing of this listener is left open when close() resolves.
+      await Promise.all([current?.end().catch(() => {}), connecting]);
     },
   };
 }
