@@ -7,6 +7,8 @@ import { lowerThreadPoolPriority } from './platform/thread-pool.js';
 // The app (Fastify, pg, http) is imported only once tracing, when configured, has started, so
 // its instrumentations see those modules load (see platform/tracing.ts).
 const service = () => import('./app/service.js');
+/** What stopping may take beyond SHUTDOWN_TIMEOUT_MS before `serve` exits regardless. */
+const STOP_CLOSE_GRACE_MS = 10_000;
 
 const program = new Command()
   .name('licensing')
@@ -31,6 +33,13 @@ program
     const running = await (await service()).startService(config, log);
     const shutdown = (signal: string) => {
       log.info({ signal }, 'server.stopping');
+      // Requests get SHUTDOWN_TIMEOUT_MS; the rest of stopping (a webhook send in hand, closing
+      // connections) gets STOP_CLOSE_GRACE_MS more. A database that stopped answering would
+      // otherwise hold the process until it is killed, with nothing said.
+      setTimeout(() => {
+        log.error({ stage: running.stopStage }, 'server.stop.timed_out');
+        process.exit(1);
+      }, config.shutdownTimeoutMs + STOP_CLOSE_GRACE_MS).unref();
       running
         .stop()
         .then(() => tracing?.shutdown())

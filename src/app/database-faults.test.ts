@@ -359,6 +359,33 @@ describe('database faults under load', { skip }, () => {
       await late.proc.exited;
     }
   });
+
+  test('a node told to stop while its database is frozen exits anyway, saying what it waited for', async (t) => {
+    const stopping = await serve({
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      JOBS: 'on',
+      LOG_LEVEL: 'warn',
+      PORT: '0',
+      SHUTDOWN_TIMEOUT_MS: '1000',
+    });
+    try {
+      (await httpClient(`${stopping.api}/v1`).post('/licenses/verify', { key })).expect(200);
+      await database.freeze();
+      stopping.proc.child.kill('SIGTERM');
+      // Without the bound it waits for as long as the database is frozen.
+      const outcome = await Promise.race([stopping.proc.exited, sleep(60_000).then(() => 'still running')]);
+      assert.equal(outcome, 1, stopping.proc.output().slice(-2000));
+      const [line] = stopping.proc.output().match(/.*server\.stop\.timed_out.*/) ?? [];
+      assert.ok(line, 'the timeout is logged');
+      const { stage } = JSON.parse(line);
+      assert.ok(typeof stage === 'string' && stage.length > 0, `it names what it waited for: ${line}`);
+      t.diagnostic(`waited for: ${stage}`);
+    } finally {
+      await database.thaw();
+      stopping.proc.child.kill('SIGKILL');
+    }
+  });
 });
 
 describe('the embedded store when its data folder fails', {

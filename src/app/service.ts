@@ -8,7 +8,7 @@ import { type Database, openDatabase } from '../platform/db/database.js';
 import { isDatabaseUnavailable } from '../platform/db/errors.js';
 import { migrate } from '../platform/db/migrate.js';
 import { requestsDrained } from '../platform/http/create-http-app.js';
-import { createJobs } from '../platform/jobs.js';
+import { createJobs, type Jobs } from '../platform/jobs.js';
 import type { Log } from '../platform/log.js';
 import {
   createMetrics,
@@ -17,13 +17,12 @@ import {
   type MetricsListener,
   serveMetrics,
 } from '../platform/metrics.js';
-import { connected, openRedis } from '../platform/redis.js';
+import { connected, openRedis, type RedisClient } from '../platform/redis.js';
 import { buildCheckoutApp } from './checkout-app.js';
 import { buildCoreApp } from './core-app.js';
-import { createModules } from './modules.js';
+import { createModules, type Modules } from './modules.js';
 import { resolveSessionSecret } from './server-secret.js';
 
-const SHUTDOWN_DEADLINE_MS = 30_000;
 const STARTUP_DATABASE_WAIT_MS = 60_000;
 /** How long a starting node waits for Redis (its shared rate-limit counters) before it listens anyway. */
 const REDIS_CONNECT_WAIT_MS = 3_000;
@@ -38,6 +37,8 @@ export interface RunningService {
   pay: ReturnType<typeof buildCheckoutApp>;
   /** Stops accepting, lets requests in flight finish, then closes the database. */
   stop(): Promise<void>;
+  /** What stop() is waiting for right now (null before it is called and once it is done). */
+  readonly stopStage: string | null;
 }
 
 /** Storage opened and migrated, with every domain service over it (the CLI uses it too). */
@@ -110,6 +111,10 @@ export async function startService(
       };
     },
   });
+  // What a start that fails part-way has opened is closed again: a listening connection or a
+  // job left running would hold the process open.
+  let jobs: Jobs | null = null;
+  let redis: RedisClient | null = null;
   try {
     if (config.adminEmail && config.adminPassword) {
       await modules.users.ensureAdmin({
@@ -119,7 +124,7 @@ export async function startService(
       });
     }
     if (config.licenseTokens) await modules.keyRing.ensureKey();
-    const jobs = createJobs(log, metrics.jobRun);
+    jobs = createJobs(log, metrics.jobRun);
     // Every node holds its own verification counts, so each writes them, whatever JOBS says.
     jobs.every('license.verify.count_flush', config.verificationFlushMs, () =>
       modules.verificationCounts.flush(),
@@ -130,18 +135,20 @@ export async function startService(
       jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () => modules.denylist.purge());
       jobs.every('idempotency.keys.purge', 60 * 60 * 1000, () => modules.idempotency.purgeExpired());
       jobs.every('portal.sign_in.purge', 60 * 60 * 1000, () => modules.portal.purgeEnded());
-      const deliverNow = jobs.every('webhook.delivery', config.webhookPollMs, () =>
-        modules.deliveryWorker.runOnce(),
+      const deliverNow = jobs.every('webhook.delivery', config.webhookPollMs, (stopping) =>
+        modules.deliveryWorker.runOnce(stopping),
       );
       // Committed events wake delivery at once; the interval stays as the safety net.
       await modules.notifications.listen(EVENTS_RECORDED_CHANNEL, deliverNow);
       modules.notifications.onGap(deliverNow);
-      jobs.every('mail.delivery', config.mailPollMs, () => modules.notificationWorker.runOnce());
+      jobs.every('mail.delivery', config.mailPollMs, (stopping) =>
+        modules.notificationWorker.runOnce(stopping),
+      );
       jobs.every('webhook.logs.purge', 60 * 60 * 1000, () =>
         purgeAttempts(database.db, new Date(clock.now().getTime() - config.webhookLogDays * 86_400_000)),
       );
     }
-    const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisKeyPrefix) : null;
+    redis = config.redisUrl ? openRedis(config.redisUrl, config.redisKeyPrefix) : null;
     redis?.on('error', (err) => log.warn({ err: { message: err.message } }, 'redis.unavailable'));
     if (redis && !(await connected(redis, REDIS_CONNECT_WAIT_MS))) {
       log.warn('redis.not_ready: rate limits let requests through until Redis answers');
@@ -161,15 +168,17 @@ export async function startService(
         );
       }
     } catch (error) {
-      await Promise.allSettled([core.close(), pay.close(), jobs.stop()]);
-      redis?.disconnect();
+      await Promise.allSettled([core.close(), pay.close(), metricsListener?.close()]);
       throw error;
     }
     const coreUrl = localUrl(core.server.address() as AddressInfo);
     const payUrl = localUrl(pay.server.address() as AddressInfo);
     const metricsUrl = metricsListener?.url ?? null;
     log.info({ coreUrl, payUrl, metricsUrl, storage: database.kind }, 'server.started');
+    const startedJobs = jobs;
+    const startedRedis = redis;
     let stopping: Promise<void> | null = null;
+    let stopStage: string | null = null;
     return {
       coreUrl,
       payUrl,
@@ -177,14 +186,18 @@ export async function startService(
       modules,
       core,
       pay,
+      get stopStage() {
+        return stopStage;
+      },
       stop() {
         stopping ??= (async () => {
+          stopStage = 'requests in flight';
           const closed = Promise.all([core.close(), pay.close()]);
           // Handlers of clients that hung up may still run after their sockets close, and a
           // stalled client may never finish: wait for both, but never past the deadline.
           const settled = closed.then(() => Promise.all([requestsDrained(core), requestsDrained(pay)]));
           const deadline = new Promise<'timeout'>((resolve) =>
-            setTimeout(resolve, SHUTDOWN_DEADLINE_MS, 'timeout').unref(),
+            setTimeout(resolve, config.shutdownTimeoutMs, 'timeout').unref(),
           );
           if ((await Promise.race([settled, deadline])) === 'timeout') {
             log.warn('server.stop.deadline: closing the connections still open');
@@ -192,25 +205,45 @@ export async function startService(
             pay.server.closeAllConnections();
             await closed;
           }
-          await jobs.stop();
+          stopStage = 'background jobs';
+          await startedJobs.stop();
+          stopStage = 'metrics listener';
           await metricsListener?.close();
           // Requests have drained: this writes the last verifications counted before closing.
+          stopStage = 'verification counts';
           await modules.verificationCounts.flush();
-          await modules.verificationCache.close();
-          await modules.notifications.close();
-          await modules.sender.close();
-          modules.mailer.close();
-          redis?.disconnect();
-          await database.close();
+          await closeModules(modules, startedRedis, (stage) => {
+            stopStage = stage;
+          });
+          stopStage = null;
           log.info('server.stopped');
         })();
         return stopping;
       },
     };
   } catch (error) {
-    await database.close().catch(() => {});
+    await jobs?.stop();
+    await closeModules(modules, redis).catch(() => {});
     throw error;
   }
+}
+
+/** Closes what the modules hold open, the database last, telling `at` each step as it begins. */
+async function closeModules(
+  modules: Modules,
+  redis: RedisClient | null,
+  at: (stage: string) => void = () => {},
+): Promise<void> {
+  at('verification cache');
+  await modules.verificationCache.close();
+  at('database listener');
+  await modules.notifications.close();
+  at('webhook connections');
+  await modules.sender.close();
+  modules.mailer.close();
+  redis?.disconnect();
+  at('database');
+  await modules.database.close();
 }
 
 function localUrl(address: AddressInfo): string {

@@ -50,6 +50,11 @@ export interface Config {
   readonly webhookLogDays: number;
   /** Milliseconds between passes of the webhook delivery worker. */
   readonly webhookPollMs: number;
+  /**
+   * Milliseconds a stopping node gives requests in flight before it closes their connections;
+   * `serve` exits at the latest 10 s after that, stopped or not.
+   */
+  readonly shutdownTimeoutMs: number;
   /** Stripe, when configured; otherwise the built-in sandbox partner takes payments. */
   readonly stripeSecretKey: string | null;
   readonly stripeWebhookSecret: string | null;
@@ -297,6 +302,7 @@ export function parseConfig(env: Env): Config {
     checkoutRateLimit: integer('CHECKOUT_RATE_LIMIT', read('CHECKOUT_RATE_LIMIT') ?? '60', 1, 1_000_000),
     jobs: oneOf('JOBS', read('JOBS') ?? 'on', ['on', 'off'] as const) === 'on',
     webhookPollMs: integer('WEBHOOK_POLL_MS', read('WEBHOOK_POLL_MS') ?? '200', 10, 60_000),
+    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS') ?? '30000', 1_000, 600_000),
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL', read('EXPIRY_INTERVAL') ?? '60', 1, 86_400),
     smtpUrl,
     mailFrom,

@@ -4,15 +4,16 @@ import type { Log } from './log.js';
 /**
  * Background work repeated on an interval in every node. A run never overlaps the previous
  * one, a failure is logged and retried on the next tick (a database outage pauses the job
- * until a pass succeeds), and stop() waits for a run in progress. Jobs must be safe when
- * several nodes run them at once.
+ * until a pass succeeds), and stop() aborts the signal a run in progress was given and waits
+ * for it: a run that works through a backlog stops between two pieces of it. Jobs must be
+ * safe when several nodes run them at once.
  */
 export interface Jobs {
   /**
    * Returns `wake`: run now rather than at the next tick. Wakes during a run collapse into one
    * run right after it, so a burst of them costs one extra pass.
    */
-  every(name: string, intervalMs: number, run: () => Promise<unknown>): () => void;
+  every(name: string, intervalMs: number, run: (stopping: AbortSignal) => Promise<unknown>): () => void;
   stop(): Promise<void>;
 }
 
@@ -26,6 +27,7 @@ export type JobRunObserver = (
 export function createJobs(log: Log, observeRun: JobRunObserver = () => {}): Jobs {
   const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<unknown>>();
+  const stopping = new AbortController();
   let stopped = false;
   return {
     every(name, intervalMs, run) {
@@ -39,7 +41,7 @@ export function createJobs(log: Log, observeRun: JobRunObserver = () => {}): Job
         again = false;
         const started = performance.now();
         const seconds = () => (performance.now() - started) / 1000;
-        const current = run()
+        const current = run(stopping.signal)
           .then(() => {
             observeRun(name, 'succeeded', seconds());
             if (paused) log.info({ job: name }, 'job.resumed');
@@ -68,6 +70,7 @@ export function createJobs(log: Log, observeRun: JobRunObserver = () => {}): Job
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       for (const timer of timers) clearInterval(timer);
       await Promise.all(running);
     },

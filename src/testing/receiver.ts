@@ -11,8 +11,17 @@ export interface ReceivedRequest {
 }
 
 export type Answer =
-  /** `delayMs` holds the answer back, so a sender can be stopped while it waits. */
-  | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number }
+  /**
+   * `delayMs` holds the answer back, so a sender can be stopped while it waits; `heldUntil`
+   * holds it until that promise settles.
+   */
+  | {
+      status: number;
+      body?: string;
+      headers?: Record<string, string>;
+      delayMs?: number;
+      heldUntil?: Promise<unknown>;
+    }
   | { hang: true }
   | { reset: true }
   | { hugeBody: number };
@@ -84,6 +93,7 @@ export async function startReceiver(): Promise<Receiver> {
         res.end(next.body ?? '');
       };
       if (next.delayMs) setTimeout(respond, next.delayMs);
+      else if (next.heldUntil) next.heldUntil.then(respond, respond);
       else respond();
     });
   });

@@ -309,7 +309,8 @@ export function createVerificationCache({
       notifications.listen(SELLER_CHANGED, forgetSeller),
     ]);
     const sendProbe = async (retryMs: number): Promise<void> => {
-      if (listening) return;
+      // Closed, the node sends nothing more (its database is gone too).
+      if (listening || closed) return;
       try {
         await notify(db, LICENSE_CHANGED, probe);
       } catch (err) {

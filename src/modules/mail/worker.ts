@@ -72,10 +72,14 @@ export function createNotificationWorker({
   }
 
   return {
-    /** Runs until nothing is due now; returns how many sends were attempted. */
-    async runOnce(): Promise<number> {
+    /**
+     * Runs until nothing is due now, or until `stopping` is aborted (after the batch in hand);
+     * returns how many sends were attempted.
+     */
+    async runOnce(stopping?: AbortSignal): Promise<number> {
       let attempts = 0;
       for (;;) {
+        if (stopping?.aborted) return attempts;
         const claimed = await store.claimDue(db, clock.now(), LEASE_MS, CLAIM_BATCH);
         if (claimed.length === 0) return attempts;
         const accounts = await store.accountAddresses(

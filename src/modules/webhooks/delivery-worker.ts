@@ -135,6 +135,14 @@ export function createDeliveryWorker({
     let attempted = 0;
     let pending: store.Settlement[] = [];
     let settling: Promise<void> = Promise.resolve();
+    // Set when the node stops: what has not been sent yet goes back, leased to nobody.
+    let abandoned = false;
+    const handBack = (delivery: store.ClaimedDelivery) => {
+      const lease = delivery.leased_until as Date;
+      const group = unsent.get(lease.getTime()) ?? { leasedUntil: lease, ids: [] };
+      group.ids.push(delivery.id);
+      unsent.set(lease.getTime(), group);
+    };
 
     const flush = () => {
       const chunk = pending;
@@ -165,11 +173,8 @@ export function createDeliveryWorker({
         await slots.acquire();
         try {
           // Behind a slow receiver a lease may run short: what cannot finish in it goes back.
-          if (performance.now() - next.leasedAt > LEASE_MS - LEASE_MARGIN_MS) {
-            const lease = next.delivery.leased_until as Date;
-            const group = unsent.get(lease.getTime()) ?? { leasedUntil: lease, ids: [] };
-            group.ids.push(next.delivery.id);
-            unsent.set(lease.getTime(), group);
+          if (abandoned || performance.now() - next.leasedAt > LEASE_MS - LEASE_MARGIN_MS) {
+            handBack(next.delivery);
           } else {
             // Read `pending` after the attempt: a flush meanwhile replaces the array.
             const settlement = await attempt(next.delivery);
@@ -216,6 +221,16 @@ export function createDeliveryWorker({
       /** Resolves once fewer than `count` deliveries wait to be started, or none is in flight. */
       below: (count: number) => until(() => waiting < count || running.size === 0),
       idle: () => running.size === 0,
+      /** Starts nothing more: the sends under way finish, every other delivery is handed back. */
+      abandon(): void {
+        abandoned = true;
+        for (const queue of queues.values()) {
+          for (const { delivery } of queue.waiting) handBack(delivery);
+          waiting -= queue.waiting.length;
+          queue.waiting.length = 0;
+        }
+        tell();
+      },
       drained: () => until(() => running.size === 0),
       /** Waits for every send, settles what is left and hands back what was not sent. */
       async close(): Promise<void> {
@@ -230,12 +245,17 @@ export function createDeliveryWorker({
   return {
     /**
      * Runs until nothing is left to do now; returns how many attempts were made. The next
-     * batch is fanned out and leased while the current one is still being sent.
+     * batch is fanned out and leased while the current one is still being sent. Once `stopping`
+     * is aborted, the sends under way finish and what is still leased is handed back at once,
+     * for any node to take, instead of waiting out its lease.
      */
-    async runOnce(): Promise<number> {
+    async runOnce(stopping?: AbortSignal): Promise<number> {
       const lanes = createLanes();
+      const abandon = () => lanes.abandon();
+      stopping?.addEventListener('abort', abandon, { once: true });
       try {
         for (;;) {
+          if (stopping?.aborted) break;
           // New deliveries come from the fan-out already leased; older due ones are claimed.
           const fannedOut = await store.fanOutEvents(db, clock.now(), FAN_OUT_BATCH, {
             ms: LEASE_MS,
@@ -249,11 +269,14 @@ export function createDeliveryWorker({
             fannedOut.leased,
           );
           lanes.add(claimed);
+          // Claimed while the signal fired: handed back with the rest.
+          if (stopping?.aborted) lanes.abandon();
           if (claimed.length > 0 || fannedOut.events === FAN_OUT_BATCH) await lanes.below(REFILL_BELOW);
           else if (lanes.idle()) break;
           else await lanes.drained();
         }
       } finally {
+        stopping?.removeEventListener('abort', abandon);
         await lanes.close();
       }
       return lanes.attempted;

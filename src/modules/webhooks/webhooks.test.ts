@@ -433,6 +433,52 @@ describe('delivery', () => {
     assert.equal((await logsOf(seller, webhook.id)).total, 60);
   });
 
+  test('a worker told to stop finishes the sends under way and hands the rest back at once', async () => {
+    const { seller, appId, webhook } = await sellerWithEndpoint(
+      ['license.created'],
+      `${receiver.url}/stopping`,
+    );
+    for (let i = 0; i < 10; i++) await issueLicense(seller, appId);
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    receiver.answer((r) =>
+      receiverPath(r) === '/stopping' ? { status: 200, heldUntil: released } : { status: 200 },
+    );
+    try {
+      const stopping = new AbortController();
+      const pass = server.service.modules.deliveryWorker.runOnce(stopping.signal);
+      const before = receiver.requests.length;
+      // Four in flight to one endpoint, each held by the receiver; the other six wait their turn.
+      await receiver.waitFor(before + 4);
+      stopping.abort();
+      release();
+      await pass;
+      assert.equal(arrivals('/stopping'), 4, 'nothing was sent after the stop');
+      const rows = await server.db
+        .selectFrom('webhook_deliveries')
+        .select(['status', 'attempts', 'leased_until'])
+        .where('endpoint_id', '=', webhook.id)
+        .execute();
+      assert.equal(rows.length, 10, 'no delivery lost');
+      assert.equal(rows.filter((d) => d.status === 'succeeded' && d.attempts === 1).length, 4);
+      const handedBack = rows.filter((d) => d.status === 'pending');
+      assert.equal(handedBack.length, 6);
+      assert.ok(
+        handedBack.every((d) => d.attempts === 0 && d.leased_until === null),
+        'leased to nobody, their attempt not counted',
+      );
+      // Another node takes them at once, without waiting out a lease.
+      await work();
+      assert.equal(arrivals('/stopping'), 10);
+      assert.equal((await logsOf(seller, webhook.id)).total, 10);
+    } finally {
+      release();
+      receiver.answer({ status: 200, body: 'ok' });
+    }
+  });
+
   test('two workers at once never send the same delivery twice', async () => {
     const { seller, appId } = await sellerWithEndpoint(['license.created'], `${receiver.url}/pair`);
     for (let i = 0; i < 12; i++) await issueLicense(seller, appId);
