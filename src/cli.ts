@@ -31,7 +31,11 @@ program
       : null;
     await lowerThreadPoolPriority({ nice: config.threadPoolNice, size: config.threadPoolSize }, log);
     const running = await (await service()).startService(config, log);
+    let stopping = false;
     const shutdown = (signal: string) => {
+      // A second signal (SIGINT after SIGTERM) changes nothing: the stop under way goes on.
+      if (stopping) return;
+      stopping = true;
       log.info({ signal }, 'server.stopping');
       // Requests get SHUTDOWN_TIMEOUT_MS; the rest of stopping (a webhook send in hand, closing
       // connections) gets STOP_CLOSE_GRACE_MS more. A database that stopped answering would

@@ -374,7 +374,10 @@ describe('database faults under load', { skip }, () => {
       await database.freeze();
       stopping.proc.child.kill('SIGTERM');
       // Without the bound it waits for as long as the database is frozen.
-      const outcome = await Promise.race([stopping.proc.exited, sleep(60_000).then(() => 'still running')]);
+      const outcome = await Promise.race([
+        stopping.proc.exited,
+        sleep(60_000, 'still running', { ref: false }),
+      ]);
       assert.equal(outcome, 1, stopping.proc.output().slice(-2000));
       const [line] = stopping.proc.output().match(/.*server\.stop\.timed_out.*/) ?? [];
       assert.ok(line, 'the timeout is logged');

@@ -192,6 +192,8 @@ export async function startService(
       stop() {
         stopping ??= (async () => {
           stopStage = 'requests in flight';
+          // Background passes are told at once, so they wind down while requests drain.
+          const jobsStopped = startedJobs.stop();
           const closed = Promise.all([core.close(), pay.close()]);
           // Handlers of clients that hung up may still run after their sockets close, and a
           // stalled client may never finish: wait for both, but never past the deadline.
@@ -206,7 +208,7 @@ export async function startService(
             await closed;
           }
           stopStage = 'background jobs';
-          await startedJobs.stop();
+          await jobsStopped;
           stopStage = 'metrics listener';
           await metricsListener?.close();
           // Requests have drained: this writes the last verifications counted before closing.
@@ -228,22 +230,31 @@ export async function startService(
   }
 }
 
-/** Closes what the modules hold open, the database last, telling `at` each step as it begins. */
+/**
+ * Closes what the modules hold open, the database last, telling `at` each step as it begins.
+ * A step that fails does not keep the later ones from running; the first failure is thrown.
+ */
 async function closeModules(
   modules: Modules,
   redis: RedisClient | null,
   at: (stage: string) => void = () => {},
 ): Promise<void> {
-  at('verification cache');
-  await modules.verificationCache.close();
-  at('database listener');
-  await modules.notifications.close();
-  at('webhook connections');
-  await modules.sender.close();
-  modules.mailer.close();
-  redis?.disconnect();
-  at('database');
-  await modules.database.close();
+  const failures: unknown[] = [];
+  const step = async (stage: string, close: () => unknown) => {
+    at(stage);
+    try {
+      await close();
+    } catch (err) {
+      failures.push(err);
+    }
+  };
+  await step('verification cache', () => modules.verificationCache.close());
+  await step('database listener', () => modules.notifications.close());
+  await step('webhook connections', () => modules.sender.close());
+  await step('mail connections', () => modules.mailer.close());
+  await step('redis', () => redis?.disconnect());
+  await step('database', () => modules.database.close());
+  if (failures.length > 0) throw failures[0];
 }
 
 function localUrl(address: AddressInfo): string {

@@ -15,7 +15,8 @@ async function sessionsOn(url: string, database: string): Promise<number> {
   await client.connect();
   try {
     const { rows } = await client.query(
-      'select count(*)::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      `select count(*)::int as n from pg_stat_activity
+        where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid()`,
       [database],
     );
     return rows[0].n;

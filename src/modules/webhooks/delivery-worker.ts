@@ -234,10 +234,14 @@ export function createDeliveryWorker({
       drained: () => until(() => running.size === 0),
       /** Waits for every send, settles what is left and hands back what was not sent. */
       async close(): Promise<void> {
-        await until(() => running.size === 0);
-        flush();
-        await settling;
-        for (const { leasedUntil, ids } of unsent.values()) await store.releaseLeases(db, ids, leasedUntil);
+        try {
+          await until(() => running.size === 0);
+          flush();
+          await settling;
+        } finally {
+          // Handed back even when settling failed: a release need not wait out the lease.
+          for (const { leasedUntil, ids } of unsent.values()) await store.releaseLeases(db, ids, leasedUntil);
+        }
       },
     };
   }
@@ -265,7 +269,8 @@ export function createDeliveryWorker({
             db,
             clock.now(),
             LEASE_MS,
-            CLAIM_BATCH - fannedOut.leased.length,
+            // Told to stop meanwhile: nothing more is claimed only to be handed back.
+            stopping?.aborted ? 0 : CLAIM_BATCH - fannedOut.leased.length,
             fannedOut.leased,
           );
           lanes.add(claimed);

@@ -105,23 +105,55 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
       await proxy.close();
     }
   });
+
+  test('closed while a server that stopped answering has its reconnect, a listener ends it', {
+    skip: process.env.DATABASE_URL ? false : 'PGlite has no connection to lose',
+  }, async () => {
+    const proxy = await holdingProxy(new URL(process.env.DATABASE_URL as string));
+    const node = openNotifications({ kind: 'postgres', url: proxy.url }, createLog(config));
+    try {
+      await node.listen(`test_frozen_${Date.now()}`, () => {});
+      // The reconnect gets its connection, but its LISTEN is never answered (no timeout covers it).
+      proxy.swallowListen();
+      proxy.cutAll();
+      await until(() => proxy.swallowed() === 1, 'the unanswered LISTEN');
+      const outcome = await Promise.race([
+        node.close(),
+        sleep(20_000, 'close() still waiting', { ref: false }),
+      ]);
+      assert.equal(outcome, undefined, 'close() returned');
+      await until(() => proxy.open() === 0, 'the attempt to be ended');
+    } finally {
+      await proxy.close();
+    }
+  });
 });
 
-/** A TCP proxy to PostgreSQL that can cut its connections, and hold new ones back until released. */
+/**
+ * A TCP proxy to PostgreSQL that can cut its connections, hold new ones back until released, and
+ * swallow a LISTEN as a server that stopped answering would.
+ */
 async function holdingProxy(target: URL) {
   const open = new Set<Socket>();
   let holding = false;
   let held: (() => void)[] = [];
+  let swallowing = false;
+  let swallowed = 0;
   const server = createServer((inbound) => {
     open.add(inbound);
     inbound.on('close', () => open.delete(inbound));
     inbound.on('error', () => inbound.destroy());
     const forward = () => {
+      if (inbound.destroyed) return;
       const outbound = connect(Number(target.port || 5432), target.hostname);
       outbound.on('error', () => inbound.destroy());
       outbound.on('close', () => inbound.destroy());
       inbound.on('close', () => outbound.destroy());
-      inbound.pipe(outbound).pipe(inbound);
+      inbound.on('data', (chunk: Buffer) => {
+        if (swallowing && chunk.includes('listen "')) swallowed++;
+        else outbound.write(chunk);
+      });
+      outbound.pipe(inbound);
     };
     if (holding) held.push(forward);
     else forward();
@@ -134,6 +166,11 @@ async function holdingProxy(target: URL) {
     url: url.href,
     open: () => open.size,
     held: () => held.length,
+    /** From now on a LISTEN sent through the proxy never reaches the server (nor is answered). */
+    swallowListen() {
+      swallowing = true;
+    },
+    swallowed: () => swallowed,
     hold() {
       holding = true;
     },

@@ -71,6 +71,10 @@ function listener(url: string, log: Log): Notifications {
   let attemptWaiters: (() => void)[] = [];
   // Ends the pause between two attempts early (close() does not wait out the backoff).
   let stopWaiting: (() => void) | null = null;
+  // The client of the attempt under way: close() ends it, so that a server which stopped
+  // answering mid-attempt cannot hold close() (pg drops the socket of a client not yet ready,
+  // or with a query in flight).
+  let attempting: pg.Client | null = null;
 
   const deliver = (message: pg.Notification) => {
     for (const handler of handlers.get(message.channel) ?? []) {
@@ -84,6 +88,7 @@ function listener(url: string, log: Log): Notifications {
 
   async function connect(): Promise<void> {
     const next = new pg.Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 5_000 });
+    attempting = next;
     // Without a listener a broken connection would end the process; it is replaced instead.
     next.on('error', (err) => lost(next, err));
     next.on('end', () => lost(next, null));
@@ -93,8 +98,10 @@ function listener(url: string, log: Log): Notifications {
       for (const channel of handlers.keys()) await next.query(`listen ${pg.escapeIdentifier(channel)}`);
     } catch (err) {
       // Half open (connected, not yet listening to everything): not kept, the next attempt starts over.
-      next.end().catch(() => {});
+      await next.end().catch(() => {});
       throw err;
+    } finally {
+      attempting = null;
     }
     if (closed) {
       // close() ran while this attempt was under way: kept, it would hold the process open.
@@ -183,9 +190,12 @@ function listener(url: string, log: Log): Notifications {
       stopWaiting?.();
       const current = client;
       client = null;
-      // An attempt under way ends its own connection once it sees `closed`; wait for it, so
-      // that nothing of this listener is left open when close() resolves.
-      await Promise.all([current?.end().catch(() => {}), connecting]);
+      // An attempt under way is ended too, so that nothing of this listener is left open when
+      // close() resolves. Its connect() may then never settle (pg does not call back a connect
+      // that end() interrupted), so what is awaited is the end of its socket; between two
+      // attempts, the loop itself, which sees `closed` at once.
+      const attempt = attempting;
+      await Promise.all([current?.end().catch(() => {}), attempt ? attempt.end().catch(() => {}) : connecting]);
     },
   };
 }
