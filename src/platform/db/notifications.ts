@@ -195,7 +195,10 @@ function listener(url: string, log: Log): Notifications {
       // that end() interrupted), so what is awaited is the end of its socket; between two
       // attempts, the loop itself, which sees `closed` at once.
       const attempt = attempting;
-      await Promise.all([current?.end().catch(() => {}), attempt ? attempt.end().catch(() => {}) : connecting]);
+      await Promise.all([
+        current?.end().catch(() => {}),
+        attempt ? attempt.end().catch(() => {}) : connecting,
+      ]);
     },
   };
 }
