@@ -364,6 +364,31 @@ describe('license delivery to the local outbox', () => {
     assert.ok(message.text.includes('5.00 EUR'));
     assert.ok(!/[^\r]\n/.test(raw), 'lines end in CRLF');
   });
+
+  test('a pass told to stop sends nothing more, and what is due waits for the next pass', async () => {
+    const seller = await sellerWithApp(outbox, 'enterprise');
+    const product = (
+      await outbox.api.post(
+        '/products',
+        { appId: seller.appId, name: 'Stopping', price: 5, currency: 'EUR', sendLicenseToCustomer: true },
+        { token: seller.token },
+      )
+    ).expect(201).body;
+    const { orderId } = await buy(outbox, product.id, `buyer-${uniqueSuffix()}@example.com`);
+    const before = (await fs.readdir(folder)).length;
+    const stopping = new AbortController();
+    stopping.abort();
+    assert.equal(await outbox.service.modules.notificationWorker.runOnce(stopping.signal), 0);
+    assert.equal((await fs.readdir(folder)).length, before, 'no message written');
+    const waiting = await noticesOf(outbox, orderId);
+    assert.equal(waiting.length, 2);
+    assert.ok(
+      waiting.every((n) => n.status === 'pending' && n.attempts === 0),
+      'still due, nothing claimed',
+    );
+    assert.equal(await outbox.service.modules.notificationWorker.runOnce(), 2);
+    assert.equal((await fs.readdir(folder)).length, before + 2);
+  });
 });
 
 describe('mail settings', () => {
