@@ -28,7 +28,6 @@ export function createJobs(log: Log, observeRun: JobRunObserver = () => {}): Job
   const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();
-  let stopped = false;
   return {
     every(name, intervalMs, run) {
       let busy = false;
@@ -36,7 +35,7 @@ export function createJobs(log: Log, observeRun: JobRunObserver = () => {}): Job
       // While the database is away every pass fails alike: say so once, and once when it is back.
       let paused = false;
       const tick = () => {
-        if (busy || stopped) return;
+        if (busy || stopping.signal.aborted) return;
         busy = true;
         again = false;
         const started = performance.now();
@@ -69,7 +68,6 @@ export function createJobs(log: Log, observeRun: JobRunObserver = () => {}): Job
       };
     },
     async stop() {
-      stopped = true;
       stopping.abort();
       for (const timer of timers) clearInterval(timer);
       await Promise.all(running);

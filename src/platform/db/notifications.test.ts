@@ -25,6 +25,8 @@ after(async () => {
   await database.close();
 });
 
+const noConnection = process.env.DATABASE_URL ? false : 'PGlite has no connection to lose';
+
 async function until(condition: () => boolean, what: string) {
   for (let waited = 0; !condition(); waited += 20) {
     assert.ok(waited < 10_000, `gave up waiting for ${what}`);
@@ -68,7 +70,7 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
   });
 
   test('a listener whose connection is killed reconnects, reports the gap and hears again', {
-    skip: process.env.DATABASE_URL ? false : 'PGlite has no connection to lose',
+    skip: noConnection,
   }, async () => {
     const channel = `test_gap_${Date.now()}`;
     const heard: string[] = [];
@@ -83,14 +85,12 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
   });
 
   test('closed while it reconnects, a listener leaves no connection open', {
-    skip: process.env.DATABASE_URL ? false : 'PGlite has no connection to lose',
+    skip: noConnection,
   }, async () => {
-    // The listener reaches PostgreSQL through a proxy that can hold a new connection back, so
-    // close() is sure to run while the reconnect is under way.
-    const proxy = await holdingProxy(new URL(process.env.DATABASE_URL as string));
-    const node = openNotifications({ kind: 'postgres', url: proxy.url }, createLog(config));
+    // The proxy holds the new connection back, so close() is sure to run while the reconnect is
+    // under way.
+    const { proxy, node } = await listeningBehindProxy('test_close');
     try {
-      await node.listen(`test_close_${Date.now()}`, () => {});
       assert.equal(proxy.open(), 1);
       proxy.hold();
       proxy.cutAll();
@@ -107,12 +107,10 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
   });
 
   test('closed while a server that stopped answering has its reconnect, a listener ends it', {
-    skip: process.env.DATABASE_URL ? false : 'PGlite has no connection to lose',
+    skip: noConnection,
   }, async () => {
-    const proxy = await holdingProxy(new URL(process.env.DATABASE_URL as string));
-    const node = openNotifications({ kind: 'postgres', url: proxy.url }, createLog(config));
+    const { proxy, node } = await listeningBehindProxy('test_frozen');
     try {
-      await node.listen(`test_frozen_${Date.now()}`, () => {});
       // The reconnect gets its connection, but its LISTEN is never answered (no timeout covers it).
       proxy.swallowListen();
       proxy.cutAll();
@@ -128,6 +126,14 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
     }
   });
 });
+
+/** A listener of its own that reaches PostgreSQL through a proxy, listening to one channel. */
+async function listeningBehindProxy(prefix: string) {
+  const proxy = await holdingProxy(new URL(process.env.DATABASE_URL as string));
+  const node = openNotifications({ kind: 'postgres', url: proxy.url }, createLog(config));
+  await node.listen(`${prefix}_${Date.now()}`, () => {});
+  return { proxy, node };
+}
 
 /**
  * A TCP proxy to PostgreSQL that can cut its connections, hold new ones back until released, and
