@@ -11,8 +11,17 @@ import type { LicenseStatus } from '../../platform/db/schema.js';
  * trial gives back the trial, not a paid license).
  */
 export function clientStatus(status: LicenseStatus): string {
-  return status.toUpperCase();
+  return CLIENT_STATUS[status] ?? (status as string).toUpperCase();
 }
+
+// A table rather than toUpperCase: every verify answers with one, and a table allocates nothing.
+const CLIENT_STATUS: Record<LicenseStatus, string> = {
+  active: 'ACTIVE',
+  trial: 'TRIAL',
+  suspended: 'SUSPENDED',
+  revoked: 'REVOKED',
+  expired: 'EXPIRED',
+};
 
 /** Whether a license grants use now: paid and active, or in its trial. */
 export function grantsUse(status: LicenseStatus): boolean {

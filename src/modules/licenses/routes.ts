@@ -164,6 +164,9 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
   });
 }
 
+/** Answers about a key are for the caller alone and change: no cache may keep them. */
+const NO_STORE = 'no-store';
+
 /** The routes client software and sellers' backends call about keys and tokens. */
 export function registerVerificationRoutes(
   app: HttpApp,
@@ -176,7 +179,6 @@ export function registerVerificationRoutes(
     name: (request) => verificationLimitKey(request.body),
   });
   const perAddress = perMinute(limits.verifyRateLimit);
-  const noStore = { 'cache-control': 'no-store' };
 
   app.post('/licenses/verify', {
     config: { auth: 'public', cors: true, rateLimit: perKey, accessLog: 'quiet' },
@@ -188,7 +190,11 @@ export function registerVerificationRoutes(
       body: VerifyBody,
       response: { 200: VerificationResult },
     },
-    handler: async (request, reply) => reply.headers(noStore).send(await verification.verify(request.body)),
+    // Not async: an answer from memory is sent at once; a promise (a read, a token) when it settles.
+    handler: (request, reply) => {
+      reply.header('cache-control', NO_STORE);
+      return verification.verify(request.body);
+    },
   });
 
   app.post('/licenses/validate-hardware', {
@@ -201,8 +207,10 @@ export function registerVerificationRoutes(
       body: ValidateHardwareBody,
       response: { 200: VerificationResult },
     },
-    handler: async (request, reply) =>
-      reply.headers(noStore).send(await verification.validateHardware(request.body)),
+    handler: (request, reply) => {
+      reply.header('cache-control', NO_STORE);
+      return verification.validateHardware(request.body);
+    },
   });
 
   app.post('/licenses/checkout', {
@@ -215,7 +223,8 @@ export function registerVerificationRoutes(
       body: SeatBody,
       response: { 200: VerificationResult },
     },
-    handler: async (request, reply) => reply.headers(noStore).send(await verification.checkout(request.body)),
+    handler: async (request, reply) =>
+      reply.header('cache-control', NO_STORE).send(await verification.checkout(request.body)),
   });
 
   app.post('/licenses/checkin', {
@@ -228,7 +237,8 @@ export function registerVerificationRoutes(
       body: SeatBody,
       response: { 200: CheckinResult },
     },
-    handler: async (request, reply) => reply.headers(noStore).send(await verification.checkin(request.body)),
+    handler: async (request, reply) =>
+      reply.header('cache-control', NO_STORE).send(await verification.checkin(request.body)),
   });
 
   app.post('/licenses/introspect', {
@@ -242,7 +252,7 @@ export function registerVerificationRoutes(
       response: { 200: IntrospectResult },
     },
     handler: async (request, reply) =>
-      reply.headers(noStore).send(await verification.introspect(request.body.license_token)),
+      reply.header('cache-control', NO_STORE).send(await verification.introspect(request.body.license_token)),
   });
 
   app.post('/licenses/revoke-token', {

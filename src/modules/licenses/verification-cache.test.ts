@@ -161,6 +161,7 @@ describe('what the cache holds', () => {
       }),
     ];
     assert.equal(seen.queries, 0, 'answered from the cache');
+    assert.deepEqual(answers[0], first, 'from memory, the same answer as read from the database');
     assert.deepEqual(
       answers.map((a) => a.code ?? 'valid'),
       ['valid', 'valid', 'hwuid_required', 'valid', 'license_not_found'],

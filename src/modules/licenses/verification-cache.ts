@@ -282,6 +282,16 @@ export function createVerificationCache({
     return refreshed;
   }
 
+  /** A miss: the license read (with the misses of this turn of the event loop), then remembered. */
+  async function read(digest: string, canonicalKey: string, hwuid: string | null): Promise<Found | null> {
+    const since = epoch;
+    const row = await lookups.load({ key: canonicalKey, hwuid });
+    if (!row) return null;
+    const { device_bound, ...state } = row;
+    remember(digest, since, state, device_bound ? hwuid : null);
+    return { state, deviceBound: Boolean(device_bound), read: { digest, since } };
+  }
+
   /** Listens once; stores nothing until this node hears its own probe on the channel. */
   function start(): void {
     if (started) return;
@@ -329,20 +339,16 @@ export function createVerificationCache({
      * The license for a canonical key, and whether `hwuid` is bound to it: from memory for a
      * known key with no device or a device seen bound, otherwise in one read, then remembered.
      */
-    async find(canonicalKey: string, hwuid: string | null): Promise<Found | null> {
+    find(canonicalKey: string, hwuid: string | null): Found | Promise<Found | null> {
       start();
       // One-shot hash: a Hash object per verify cost several per cent of the main thread.
       const digest = hash('sha256', canonicalKey, 'base64url');
       const cached = fresh(digest);
+      // Answered from memory without a promise: the hot path of a verify (see verification.ts).
       if (cached && (hwuid === null || cached.devices.has(hwuid))) {
         return { state: cached.state, deviceBound: hwuid !== null, read: null };
       }
-      const since = epoch;
-      const row = await lookups.load({ key: canonicalKey, hwuid });
-      if (!row) return null;
-      const { device_bound, ...state } = row;
-      remember(digest, since, state, device_bound ? hwuid : null);
-      return { state, deviceBound: Boolean(device_bound), read: { digest, since } };
+      return read(digest, canonicalKey, hwuid);
     },
 
     /** Remembers a device this node just bound, unless the license changed since it was read. */

@@ -26,7 +26,7 @@ export interface VerificationDeps {
   denylist: TokenDenylist;
   jwksUri: string;
   /** Tallies outcomes in memory for the admin analytics; it must not do I/O (hot path). */
-  counts: { count(appId: string, valid: boolean): void };
+  counts: { count(appId: string, valid: boolean, at?: Date): void };
   /** Every lookup of a key goes through it; it reads the store on a miss. */
   cache: Pick<VerificationCache, 'find' | 'bound'>;
   /** Counts answers by code ('valid' when undefined) for the metrics; in memory only. */
@@ -38,6 +38,18 @@ const REASON_OF_STATUS = {
   suspended: 'license_suspended',
   revoked: 'license_revoked',
 } as const;
+
+/** A value now, or later: the verify path answers what this node knows without a promise. */
+export type Later<T> = T | Promise<T>;
+
+/**
+ * `next` applied to `value` at once when it is there, else once it arrives. A verify answered
+ * from memory then costs no promise and no microtask turn at any step (a chain of awaits did, on
+ * the path every installed copy calls).
+ */
+function andThen<T, R>(value: Later<T>, next: (value: T) => Later<R>): Later<R> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
 
 export type Verification = ReturnType<typeof createVerification>;
 
@@ -72,88 +84,146 @@ export function createVerification({
     return notFoundResult;
   };
 
-  async function lookup(key: string, hwuid: string | null, appId: string | undefined): Promise<Found | null> {
+  function lookup(key: string, hwuid: string | null, appId: string | undefined): Later<Found | null> {
     const canonical = normalizeLicenseKey(key);
     if (!canonical) return null;
-    const found = await cache.find(canonical, hwuid);
-    if (!found) return null;
+    const found = cache.find(canonical, hwuid);
     // A key of another app answers exactly like a key that does not exist.
-    if (appId !== undefined && found.state.app_id !== appId) return null;
-    return found;
+    if (appId === undefined) return found;
+    return andThen(found, (known) => (known && known.state.app_id === appId ? known : null));
   }
 
-  async function answer(
+  /**
+   * The answer for a license found, as of `now`. Built in one of few fixed shapes (no spreads):
+   * the serializer reads every answer, and objects of many shapes made its reads slow.
+   */
+  function answer(
     found: LicenseState,
     outcome: { code?: VerifyCode; hwBound: boolean; leaseExpiresAt?: Date },
-  ): Promise<VerificationResultType> {
-    const now = clock.now();
+    now: Date,
+  ): Later<VerificationResultType> {
     const status = effectiveStatus(found.status, found.expires_at, now);
     const code =
       outcome.code ??
       (grantsUse(status) ? undefined : REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS]);
-    const result: VerificationResultType = {
-      valid: code === undefined,
+    const expiresAt = found.expires_at ? found.expires_at.toISOString().replace(/\.\d{3}Z$/, 'Z') : null;
+    // Every verification that found its license ends here (unknown keys have no app to count
+    // for); a valid one is counted once its answer is complete, so a failed signing is not.
+    if (code !== undefined) {
+      counts.count(found.app_id, false, now);
+      outcomes?.(code);
+      return {
+        valid: false,
+        appId: found.app_id,
+        code,
+        status: clientStatus(status),
+        expiresAt,
+        email: found.email,
+        verificationType: verificationTierOf(found.tier),
+        hw_bound: outcome.hwBound,
+      };
+    }
+    const features = effectiveFeatures(found);
+    const granted: VerificationResultType = {
+      valid: true,
       appId: found.app_id,
-      ...(code ? { code } : {}),
       status: clientStatus(status),
-      expiresAt: found.expires_at ? found.expires_at.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
+      expiresAt,
       email: found.email,
       verificationType: verificationTierOf(found.tier),
       hw_bound: outcome.hwBound,
-    };
-    // Every verification that found its license ends here (unknown keys have no app to count
-    // for); a valid one is counted once its answer is complete, so a failed signing is not.
-    if (!result.valid) {
-      counts.count(found.app_id, result.valid);
-      outcomes?.(result.code);
-      return result;
-    }
-    const metadata = found.metadata as LicenseMetadata;
-    const features = effectiveFeatures(found);
-    const granted: VerificationResultType = {
-      ...result,
       features: features ?? [],
-      ...(outcome.leaseExpiresAt ? { lease_expires_at: outcome.leaseExpiresAt.toISOString() } : {}),
     };
+    if (outcome.leaseExpiresAt) granted.lease_expires_at = outcome.leaseExpiresAt.toISOString();
     if (!signer) {
-      counts.count(found.app_id, true);
+      counts.count(found.app_id, true, now);
       outcomes?.(undefined);
       return granted;
     }
-    const issued = await signer.issue({
-      licenseId: found.id,
-      appId: found.app_id,
-      status: result.status,
-      hwBound: outcome.hwBound,
-      sellerTier: found.tier,
-      plan: typeof metadata.plan === 'string' ? metadata.plan : undefined,
-      features,
-      licenseExpiresAt: found.expires_at,
-      notAfter: outcome.leaseExpiresAt,
-    });
-    counts.count(found.app_id, true);
-    outcomes?.(undefined);
-    if (!issued) return granted;
-    return {
-      ...granted,
-      license_token: issued.token,
-      license_token_expires_at: issued.expiresAt.toISOString(),
-      license_jwks_uri: jwksUri,
-    };
+    const metadata = found.metadata as LicenseMetadata;
+    return signer
+      .issue({
+        licenseId: found.id,
+        appId: found.app_id,
+        status: granted.status,
+        hwBound: outcome.hwBound,
+        sellerTier: found.tier,
+        plan: typeof metadata.plan === 'string' ? metadata.plan : undefined,
+        features,
+        licenseExpiresAt: found.expires_at,
+        notAfter: outcome.leaseExpiresAt,
+      })
+      .then((issued) => {
+        counts.count(found.app_id, true, now);
+        outcomes?.(undefined);
+        if (!issued) return granted;
+        granted.license_token = issued.token;
+        granted.license_token_expires_at = issued.expiresAt.toISOString();
+        granted.license_jwks_uri = jwksUri;
+        return granted;
+      });
   }
 
-  const usable = (found: LicenseState) =>
-    grantsUse(effectiveStatus(found.status, found.expires_at, clock.now()));
+  const usable = (found: LicenseState, now: Date) =>
+    grantsUse(effectiveStatus(found.status, found.expires_at, now));
 
   /**
    * Verify and validate-hardware on a floating license take no seat: valid only for a device
    * holding a live seat, with a token that ends with its lease. Always read from the database.
    */
-  async function seatHolder(found: LicenseState, hwuid: string | null) {
-    const lease = hwuid === null ? undefined : await store.seatLease(db, found.id, hwuid, clock.now());
+  async function seatHolder(found: LicenseState, hwuid: string | null, now: Date) {
+    const lease = hwuid === null ? undefined : await store.seatLease(db, found.id, hwuid, now);
     return lease
-      ? answer(found, { hwBound: true, leaseExpiresAt: lease })
-      : answer(found, { code: 'seat_required', hwBound: false });
+      ? answer(found, { hwBound: true, leaseExpiresAt: lease }, now)
+      : answer(found, { code: 'seat_required', hwBound: false }, now);
+  }
+
+  /** Verify once the license is known: from memory, unless a device is to be bound. */
+  function verifyFound(lookedUp: Found | null, hwuid: string | null): Later<VerificationResultType> {
+    if (!lookedUp) return unknownKey();
+    const { state: found, deviceBound } = lookedUp;
+    const now = clock.now();
+    if (!usable(found, now)) return answer(found, { hwBound: false }, now);
+    if (found.floating) return seatHolder(found, hwuid, now);
+    if (hwuid === null) {
+      return answer(
+        found,
+        found.max_devices === null ? { hwBound: false } : { code: 'hwuid_required', hwBound: false },
+        now,
+      );
+    }
+    if (deviceBound) return answer(found, { hwBound: true }, now);
+    return activate(lookedUp, hwuid, now);
+  }
+
+  /**
+   * Binding stays a conditional write in the database; only its outcome is remembered. A trial
+   * binds a device only if that device has had no other trial of the product.
+   */
+  async function activate(lookedUp: Found, hwuid: string, now: Date): Promise<VerificationResultType> {
+    const found = lookedUp.state;
+    const trialOf = found.status === 'trial' ? found.product_id : null;
+    const activation = await store.activateDevice(db, found.id, hwuid, now, trialOf);
+    if (activation === 'trial_used') {
+      log.info({ licenseId: found.id }, 'license.verify.trial_device_refused');
+      return answer(found, { code: 'trial_already_used', hwBound: false }, now);
+    }
+    if (activation === 'full') {
+      log.info({ licenseId: found.id }, 'license.verify.device_refused');
+      return answer(found, { code: 'device_limit_reached', hwBound: false }, now);
+    }
+    cache.bound(lookedUp, hwuid);
+    log.info({ licenseId: found.id }, 'license.device.activated');
+    return answer(found, { hwBound: true }, now);
+  }
+
+  function validateFound(lookedUp: Found | null, hwuid: string): Later<VerificationResultType> {
+    if (!lookedUp) return unknownKey();
+    const { state: found, deviceBound } = lookedUp;
+    const now = clock.now();
+    if (!usable(found, now)) return answer(found, { hwBound: false }, now);
+    if (found.floating) return seatHolder(found, hwuid, now);
+    return answer(found, deviceBound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false }, now);
   }
 
   /** What happened to a seat under the license lock. */
@@ -165,51 +235,20 @@ export function createVerification({
   return {
     /**
      * Verifies a key. With a hwuid, a device not yet bound is activated while the license has
-     * room; a license with a device limit needs the hwuid. Only an activation writes.
+     * room; a license with a device limit needs the hwuid. Only an activation writes. A license
+     * and device this node knows are answered at once, without a promise, unless a token is
+     * signed.
      */
-    async verify(input: { key: string; hwuid?: string; appId?: string }): Promise<VerificationResultType> {
+    verify(input: { key: string; hwuid?: string; appId?: string }): Later<VerificationResultType> {
       const hwuid = input.hwuid ?? null;
-      const lookedUp = await lookup(input.key, hwuid, input.appId);
-      if (!lookedUp) return unknownKey();
-      const { state: found, deviceBound } = lookedUp;
-      if (!usable(found)) return answer(found, { hwBound: false });
-      if (found.floating) return seatHolder(found, hwuid);
-      if (hwuid === null) {
-        return answer(
-          found,
-          found.max_devices === null ? { hwBound: false } : { code: 'hwuid_required', hwBound: false },
-        );
-      }
-      if (deviceBound) return answer(found, { hwBound: true });
-      // Binding stays a conditional write in the database; only its outcome is remembered.
-      // A trial binds a device only if that device has had no other trial of the product.
-      const trialOf = found.status === 'trial' ? found.product_id : null;
-      const activation = await store.activateDevice(db, found.id, hwuid, clock.now(), trialOf);
-      if (activation === 'trial_used') {
-        log.info({ licenseId: found.id }, 'license.verify.trial_device_refused');
-        return answer(found, { code: 'trial_already_used', hwBound: false });
-      }
-      if (activation === 'full') {
-        log.info({ licenseId: found.id }, 'license.verify.device_refused');
-        return answer(found, { code: 'device_limit_reached', hwBound: false });
-      }
-      cache.bound(lookedUp, hwuid);
-      log.info({ licenseId: found.id }, 'license.device.activated');
-      return answer(found, { hwBound: true });
+      return andThen(lookup(input.key, hwuid, input.appId), (found) => verifyFound(found, hwuid));
     },
 
     /** Checks a device already bound to the license; never takes a device place. */
-    async validateHardware(input: {
-      key: string;
-      hwuid: string;
-      appId?: string;
-    }): Promise<VerificationResultType> {
-      const lookedUp = await lookup(input.key, input.hwuid, input.appId);
-      if (!lookedUp) return unknownKey();
-      const { state: found, deviceBound } = lookedUp;
-      if (!usable(found)) return answer(found, { hwBound: false });
-      if (found.floating) return seatHolder(found, input.hwuid);
-      return answer(found, deviceBound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false });
+    validateHardware(input: { key: string; hwuid: string; appId?: string }): Later<VerificationResultType> {
+      return andThen(lookup(input.key, input.hwuid, input.appId), (found) =>
+        validateFound(found, input.hwuid),
+      );
     },
 
     /**
@@ -221,9 +260,9 @@ export function createVerification({
       const lookedUp = await lookup(input.key, null, input.appId);
       if (!lookedUp) return unknownKey();
       const found = lookedUp.state;
-      if (!usable(found)) return answer(found, { hwBound: false });
-      if (!found.floating) return answer(found, { code: 'not_floating', hwBound: false });
       const now = clock.now();
+      if (!usable(found, now)) return answer(found, { hwBound: false }, now);
+      if (!found.floating) return answer(found, { code: 'not_floating', hwBound: false }, now);
       const outcome = await db.transaction().execute(async (trx): Promise<SeatOutcome> => {
         const license = await store.lockLicense(trx, found.id);
         if (!license) return { kind: 'gone' };
@@ -247,17 +286,18 @@ export function createVerification({
       });
       switch (outcome.kind) {
         case 'held':
-          return answer(found, { hwBound: true, leaseExpiresAt: outcome.leaseExpiresAt });
+          return answer(found, { hwBound: true, leaseExpiresAt: outcome.leaseExpiresAt }, now);
         case 'full':
           log.info({ licenseId: found.id }, 'license.seat.refused');
-          return answer(found, { code: 'no_seat_available', hwBound: false });
+          return answer(found, { code: 'no_seat_available', hwBound: false }, now);
         case 'not_floating':
-          return answer(found, { code: 'not_floating', hwBound: false });
+          return answer(found, { code: 'not_floating', hwBound: false }, now);
         case 'inactive':
           // Changed since the cached read (suspended, revoked, expired): the locked row says how.
           return answer(
             { ...found, status: outcome.status, expires_at: outcome.expiresAt },
             { hwBound: false },
+            now,
           );
         case 'gone':
           return unknownKey();
