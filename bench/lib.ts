@@ -69,6 +69,8 @@ export interface Sample {
   p50Ms?: number;
   p99Ms?: number;
   errors?: number;
+  /** CPU the measuring process spent a request (every thread, µs): the load generator's, or a baseline's own. */
+  cpuUsPerRequest?: number;
 }
 
 export interface Scenario {
@@ -80,13 +82,17 @@ export interface Scenario {
 /**
  * Runs every scenario once to warm it up (JIT, caches, connections), then `ROUNDS` rounds of all
  * of them in turn (A B A B …), so a subject and its baseline see the same moments of a noisy
- * machine. Returns each scenario's samples, in order.
+ * machine. Every other round runs them in reverse order (A B C, C B A, A B C): a scenario that
+ * always ran right after the same one (after raw signing had every core busy for SECONDS, say)
+ * or always earlier in a round, while the machine slows or recovers, would carry that place in
+ * its figure. Returns each scenario's samples, in order.
  */
 export async function alternate(scenarios: Scenario[]): Promise<Map<string, Sample[]>> {
   const samples = new Map(scenarios.map((s) => [s.name, [] as Sample[]]));
   for (const scenario of scenarios) await scenario.run(Math.min(3, SECONDS), true);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const scenario of scenarios) samples.get(scenario.name)?.push(await scenario.run(SECONDS, false));
+    const order = round % 2 === 0 ? scenarios : [...scenarios].reverse();
+    for (const scenario of order) samples.get(scenario.name)?.push(await scenario.run(SECONDS, false));
   }
   return samples;
 }
@@ -158,6 +164,7 @@ export async function load(
     p50Ms: result.p50Ms,
     p99Ms: result.p99Ms,
     errors: result.errors,
+    ...(result.cpuUsPerRequest !== undefined ? { cpuUsPerRequest: result.cpuUsPerRequest } : {}),
   };
 }
 
