@@ -69,6 +69,8 @@ export interface Sample {
   p50Ms?: number;
   p99Ms?: number;
   errors?: number;
+  /** Requests answered in all, when the generator counts them. */
+  requests?: number;
   /** CPU the measuring process spent a request (every thread, µs): the load generator's, or a baseline's own. */
   cpuUsPerRequest?: number;
 }
@@ -164,6 +166,7 @@ export async function load(
     p50Ms: result.p50Ms,
     p99Ms: result.p99Ms,
     errors: result.errors,
+    ...(result.requests !== undefined ? { requests: result.requests } : {}),
     ...(result.cpuUsPerRequest !== undefined ? { cpuUsPerRequest: result.cpuUsPerRequest } : {}),
   };
 }

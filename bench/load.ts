@@ -24,6 +24,8 @@ export interface LoadResult {
   p99Ms: number;
   /** Connection errors, timeouts and non-2xx answers. */
   errors: number;
+  /** Requests answered in all. */
+  requests?: number;
   /**
    * This process's own CPU a request, every thread, in µs: on a machine whose cores it shares
    * with the service, what each request costs the generator is not left to the service.
@@ -57,6 +59,7 @@ const output: LoadResult = {
   p90Ms: result.latency.p90,
   p99Ms: result.latency.p99,
   errors: result.errors + result.timeouts + result.non2xx,
+  requests: result.requests.total,
   cpuUsPerRequest: Math.round((cpu.user + cpu.system) / Math.max(1, result.requests.total)),
 };
 console.log(JSON.stringify(output));

@@ -92,7 +92,7 @@ export async function runJson<T>(
     return await runJsonOnce<T>(script, input, env, limitMs);
   } catch (error) {
     if (!(error instanceof Stuck)) throw error;
-    console.error(`bench: ${script} had not ended after ${limitMs / 1000} s; killed, running it again`);
+    console.error(`bench: killed and running again: ${error.message}`);
     return runJsonOnce<T>(script, input, env, limitMs);
   }
 }
@@ -129,13 +129,20 @@ function runJsonOnce<T>(
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
     });
-    child.once('exit', (code) => {
+    // 'close', not 'exit': the last of its output may still be in the pipe when it exits.
+    child.once('close', (code) => {
       running.delete(child);
       clearTimeout(timer);
       const last = stdout.trim().split('\n').at(-1) ?? '';
-      if (stuck) reject(new Stuck(`${script} had not ended after ${limitMs} ms`));
-      else if (code === 0 && last.startsWith('{')) resolve(JSON.parse(last) as T);
-      else reject(new Error(`${script} failed (${code}):\n${stderr || stdout}`));
+      if (code === 0 && last.startsWith('{')) resolve(JSON.parse(last) as T);
+      else if (stuck) {
+        const said = (stderr || stdout).trim().split('\n').slice(-5).join('\n');
+        reject(
+          new Stuck(
+            `${script} had not ended after ${limitMs / 1000} s${said ? `; its last output:\n${said}` : ''}`,
+          ),
+        );
+      } else reject(new Error(`${script} failed (${code}):\n${stderr || stdout}`));
     });
   });
 }

@@ -30,8 +30,8 @@ const rate = Number(setting('rate') ?? 0);
 const licenses = Number(process.env.BENCH_LICENSES ?? 10_000);
 // The warm-up reaches every license once (and 2 s more), or the measured window would still meet
 // first verifies of licenses, which read the database and fill the cache. Unpaced, as if at
-// 2,000 a second, below what a verify with a token reaches on two cores.
-const warmUp = Number(setting('warmup') ?? Math.ceil(licenses / (rate || 2000)) + 2);
+// 1,000 a second, below what a verify with a token reaches on two cores even in a slow hour.
+const warmUp = Number(setting('warmup') ?? Math.ceil(licenses / (rate || 1000)) + 2);
 const extraEnv = Object.fromEntries(settings.filter(([name]) => name !== 'rate' && name !== 'warmup'));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 
