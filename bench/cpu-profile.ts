@@ -71,3 +71,18 @@ export function summarize(profile: Profile): string {
       .join('\n');
   return `self time:\n${top(selfByName)}\n\nincluding callees:\n${top(inclusive)}`;
 }
+
+/** CPU of each thread of a process so far, in ms, summed by thread name (Linux). */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const thread of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = fs.readFileSync(`/proc/${pid}/task/${thread}/comm`, 'utf8').trim();
+      const label = Number(thread) === pid ? 'main' : name;
+      byName.set(label, (byName.get(label) ?? 0) + cpuMs(pid, Number(thread)));
+    } catch {
+      // Ended between the listing and the read.
+    }
+  }
+  return byName;
+}

@@ -7,6 +7,7 @@ import { createApp, type Seller, signUp, startTestServer, type TestServer } from
 import { assertError } from '../../testing/http-client.js';
 import { type Receiver, startReceiver } from '../../testing/receiver.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
+import { SETTLE_BATCH } from './delivery-worker.js';
 import { verifyBodySignature } from './webhook-signature.js';
 
 /**
@@ -420,17 +421,20 @@ describe('delivery', () => {
 
   test('a burst larger than one settling chunk is sent once and settled in full', async () => {
     const { seller, appId, webhook } = await sellerWithEndpoint(['license.created'], `${receiver.url}/burst`);
-    for (let i = 0; i < 60; i++) await issueLicense(seller, appId);
+    const burst = SETTLE_BATCH + 10;
+    for (let i = 0; i < burst; i += 10) {
+      await Promise.all(Array.from({ length: 10 }, () => issueLicense(seller, appId)));
+    }
     await work();
-    assert.equal(arrivals('/burst'), 60);
+    assert.equal(arrivals('/burst'), burst);
     const statuses = await server.db
       .selectFrom('webhook_deliveries')
       .select(['status', 'leased_until'])
       .where('endpoint_id', '=', webhook.id)
       .execute();
-    assert.equal(statuses.length, 60);
+    assert.equal(statuses.length, burst);
     assert.ok(statuses.every((d) => d.status === 'succeeded' && d.leased_until === null));
-    assert.equal((await logsOf(seller, webhook.id)).total, 60);
+    assert.equal((await logsOf(seller, webhook.id)).total, burst);
   });
 
   test('a worker told to stop finishes the sends under way and hands the rest back at once', async () => {
