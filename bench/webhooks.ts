@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
@@ -18,10 +18,20 @@ import {
   samplesTable,
 } from './lib.js';
 import { type Running, startBaseline, startService } from './processes.js';
-import { groupedKey, openStorage, type Seller, type StorageKind, seedLicenses } from './storage.js';
+import {
+  type BenchStorage,
+  groupedKey,
+  openStorage,
+  type Seller,
+  type StorageKind,
+  seedLicenses,
+} from './storage.js';
 
 /** Events per round (BENCH_DELIVERIES, default 5,000); the warm-up round sends a tenth. */
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5000);
+/** Events committed one at a time for the time from commit to first attempt, and how far apart. */
+const LATENCY_EVENTS = 200;
+const LATENCY_EVERY_MS = 25;
 
 /**
  * P6: webhook deliveries a second to one receiver in its own process, beside the receiver's own
@@ -95,6 +105,9 @@ export async function webhookDelivery(kind: StorageKind): Promise<{ text: string
       { name: manyName, run: straight(CONNECTIONS) },
     ]);
     const delivered = median((samples.get(deliveriesName) ?? []).map((s) => s.perSecond));
+    // PGlite belongs to the service's process: nothing else can commit while it runs.
+    const latency =
+      kind === 'PostgreSQL' ? await commitToFirstAttempt(storage, seller, receiver.url, stats) : null;
     const since = kind === 'PGlite' ? 'the service being up' : 'commit';
     const text = [
       `#### Webhook delivery (${kind})`,
@@ -104,6 +117,12 @@ export async function webhookDelivery(kind: StorageKind): Promise<{ text: string
       samplesTable(samples, '/s'),
       '',
       `From ${since} to the first receipt: median ${median(firstReceiptMs)} ms (${Math.min(...firstReceiptMs)}–${Math.max(...firstReceiptMs)}).`,
+      ...(latency
+        ? [
+            '',
+            `From commit to the first attempt's arrival, ${LATENCY_EVENTS} events each committed alone, ${LATENCY_EVERY_MS} ms apart: ${percentiles(latency)}.`,
+          ]
+        : []),
     ].join('\n');
     return {
       text,
@@ -120,6 +139,16 @@ export async function webhookDelivery(kind: StorageKind): Promise<{ text: string
           value: `${ratioOf(samples, deliveriesName, inFlightName)}; ${ratioOf(samples, deliveriesName, manyName)}`,
           goal: '',
         },
+        ...(latency
+          ? [
+              {
+                figure: 'P6',
+                measure: `commit → first attempt, ${LATENCY_EVENTS} events committed one at a time`,
+                value: percentiles(latency),
+                goal: 'p99 ≤ 300 ms',
+              },
+            ]
+          : []),
       ],
     };
   } finally {
@@ -141,28 +170,64 @@ export async function commitEvents(
   count: number,
   round: number,
 ): Promise<void> {
+  await sql.raw(`${endpointSql(seller, url)} ${eventsSql(seller, count, `hooks-${round}`)}`).execute(db);
+}
+
+/** SQL: a new endpoint for `url` subscribed to license.created, the earlier ones disabled. */
+function endpointSql(seller: Seller, url: string): string {
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
-  await sql
-    .raw(`
+  return `
     update webhook_endpoints set enabled = false;
     insert into webhook_endpoints (id, user_id, app_id, url, events, secret, created_at, updated_at)
     values (gen_random_uuid(), '${seller.userId}', '${seller.appId}', '${url}', array['license.created'], '${secret}',
-      now() - interval '1 second', now());
+      now() - interval '1 second', now());`;
+}
+
+/**
+ * SQL: `count` licenses with their license.created events (their ids `eventId` when given, for
+ * one), and the notification that wakes the delivery worker at commit.
+ */
+function eventsSql(seller: Seller, count: number, label: string, eventId?: string): string {
+  return `
     with created as (
       insert into licenses (id, key, app_id, user_id)
       select gen_random_uuid(), ${groupedKey('h')}, '${seller.appId}', '${seller.userId}'
-      from (select upper(md5('hooks-${round}-' || i)) as h from generate_series(1, ${count}) i) s
+      from (select upper(md5('${label}-' || i)) as h from generate_series(1, ${count}) i) s
       returning id, key, user_id, status, created_at
     )
     insert into events (id, type, user_id, app_id, data, created_at)
-    select gen_random_uuid(), 'license.created', user_id, '${seller.appId}',
+    select ${eventId ? `'${eventId}'` : 'gen_random_uuid()'}, 'license.created', user_id, '${seller.appId}',
       jsonb_build_object('id', id, 'licenseKey', key, 'userId', user_id, 'productId', null, 'status', status,
         'expiresAt', null, 'createdAt', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
       now()
     from created;
-    select pg_notify('events_recorded', '');
-  `)
-    .execute(db);
+    select pg_notify('events_recorded', '');`;
+}
+
+/**
+ * The time from a commit to its first attempt's arrival (PostgreSQL): LATENCY_EVENTS events for a
+ * new endpoint, each committed in a transaction of its own, LATENCY_EVERY_MS apart, as a busy
+ * seller's licenses come. Returns each event's time in ms.
+ */
+async function commitToFirstAttempt(
+  storage: BenchStorage,
+  seller: Seller,
+  receiverUrl: string,
+  stats: () => Promise<ReceiverStats>,
+): Promise<number[]> {
+  const target = '/each/latency';
+  const committed = new Map<string, number>();
+  await storage.write(async (db) => {
+    await sql.raw(endpointSql(seller, `${receiverUrl}${target}`)).execute(db);
+    for (let i = 0; i < LATENCY_EVENTS; i++) {
+      const eventId = randomUUID();
+      await sql.raw(eventsSql(seller, 1, `latency-${i}`, eventId)).execute(db);
+      committed.set(eventId, Date.now());
+      await new Promise((resolve) => setTimeout(resolve, LATENCY_EVERY_MS));
+    }
+  });
+  const seen = await waitForCount(stats, target, LATENCY_EVENTS);
+  return [...committed].map(([eventId, at]) => (seen.arrivals?.[eventId] ?? Number.NaN) - at);
 }
 
 export async function waitForCount(stats: () => Promise<ReceiverStats>, target: string, count: number) {
@@ -190,6 +255,13 @@ export function receiverStats(url: string, ca: Buffer): Promise<ReceiverStats> {
       })
       .on('error', reject);
   });
+}
+
+/** p50, p99 and the longest of times in ms; an event that never arrived makes them all ∞. */
+function percentiles(ms: number[]): string {
+  const sorted = ms.map((v) => (Number.isFinite(v) ? v : Number.POSITIVE_INFINITY)).sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, longest ${sorted.at(-1)} ms`;
 }
 
 /** A delivery body of the size the service sends for license.created. */

@@ -5,9 +5,14 @@ import type { AddressInfo } from 'node:net';
 /**
  * A webhook receiver in its own process, over TLS (production sends webhooks to https only):
  * answers every POST 200 and counts them by path with the wall-clock times of the first and last.
- * GET /stats answers those counts. Key and certificate come from TLS_KEY and TLS_CERT (files).
+ * Under a path that starts with /each/, it also keeps when each delivery first arrived, by its
+ * X-Webhook-Id (the event's id). GET /stats answers those counts. Key and certificate come from
+ * TLS_KEY and TLS_CERT (files).
  */
-export type ReceiverStats = Record<string, { count: number; firstAt: number; lastAt: number }>;
+export type ReceiverStats = Record<
+  string,
+  { count: number; firstAt: number; lastAt: number; arrivals?: Record<string, number> }
+>;
 
 const stats: ReceiverStats = {};
 const server = https.createServer(
@@ -28,6 +33,11 @@ const server = https.createServer(
       stats[path] = seen;
       seen.count++;
       seen.lastAt = now;
+      const id = req.headers['x-webhook-id'];
+      if (path.startsWith('/each/') && typeof id === 'string') {
+        seen.arrivals ??= {};
+        seen.arrivals[id] ??= now;
+      }
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
     });
