@@ -255,6 +255,8 @@ export function createDeliveryWorker({
      * for any node to take, instead of waiting out its lease.
      */
     async runOnce(stopping?: AbortSignal): Promise<number> {
+      // An idle pass (most of them: the poll is a safety net) stops at one cheap read.
+      if (!(await store.hasWork(db, clock.now()))) return 0;
       const lanes = createLanes();
       const abandon = () => lanes.abandon();
       stopping?.addEventListener('abort', abandon, { once: true });

@@ -314,6 +314,24 @@ function receives(
   return endpoint.app_id === null || endpoint.app_id === event.app_id;
 }
 
+/**
+ * Whether a pass of the worker has anything to do: an event not fanned out yet, or a delivery
+ * claimDue would take. One read of the two partial indexes made for these questions, so an idle
+ * node's poll (five a second) is one statement instead of a transaction and a locking update: on
+ * PGlite, which runs on the event loop, that was 5 ms of every 200.
+ */
+export async function hasWork(executor: Executor, now: Date): Promise<boolean> {
+  const { rows } = await sql<{ due: boolean }>`
+    select exists (select 1 from events where dispatched_at is null)
+      or exists (
+        select 1 from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+        where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
+          and (d.leased_until is null or d.leased_until <= ${now}::timestamptz)
+          and w.enabled
+      ) as due`.execute(executor);
+  return rows[0]?.due === true;
+}
+
 // Attempts ----------------------------------------------------------------------------------
 
 export type ClaimedDelivery = WebhookDeliveryRow & {

@@ -2,12 +2,15 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import type { KyselyPlugin } from 'kysely';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { createLog } from '../../platform/log.js';
 import { createApp, type Seller, signUp, startTestServer, type TestServer } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
 import { type Receiver, startReceiver } from '../../testing/receiver.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
-import { SETTLE_BATCH } from './delivery-worker.js';
+import { createDeliveryWorker, SETTLE_BATCH } from './delivery-worker.js';
+import { createSender } from './sender.js';
 import { verifyBodySignature } from './webhook-signature.js';
 
 /**
@@ -156,6 +159,35 @@ describe('delivery', () => {
       ],
       [200, true, 1, 'auto', 'ok'],
     );
+  });
+
+  test('a pass with nothing to do is one read and writes nothing; a pass with work sends it', async () => {
+    // What earlier tests left due is sent first; failures are rescheduled later, so this ends.
+    while ((await work()) > 0) {}
+    let statements = 0;
+    const counting: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    };
+    const worker = createDeliveryWorker({
+      db: server.db.withPlugin(counting),
+      clock,
+      log: createLog(server.config),
+      sender: createSender({ allowPrivate: true, requireHttps: false }, clock),
+    });
+    assert.equal(await worker.runOnce(), 0);
+    assert.equal(statements, 1, 'one read, no transaction, no claim');
+
+    const { seller, appId } = await sellerWithEndpoint(['license.created'], `${receiver.url}/after-idle`);
+    await issueLicense(seller, appId);
+    assert.equal(await worker.runOnce(), 1);
+    assert.equal(arrivals('/after-idle'), 1);
+    statements = 0;
+    assert.equal(await worker.runOnce(), 0);
+    assert.equal(statements, 1);
   });
 
   test('every license kind and app.created reach the seller; user.registered reaches admins', async () => {
