@@ -40,7 +40,8 @@ before(async () => {
 });
 after(async () => {
   await browser?.close();
-  await new Promise((resolve) => shop?.close(resolve));
+  // Not started when the browser could not be: the file then fails at once instead of waiting here.
+  if (shop) await new Promise((resolve) => shop.close(resolve));
   await server?.stop();
 });
 
