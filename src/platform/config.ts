@@ -18,6 +18,8 @@ export interface Config {
   readonly payPublicUrl: string;
   /** Folder for embedded storage and generated secrets; 'memory:' keeps everything in memory. */
   readonly dataDir: string;
+  /** Never read from the environment: see DatabaseSettings.memoryImage (the test suite's). */
+  readonly memoryImage?: Blob;
   readonly databaseUrl: string | null;
   readonly jwtSecret: string | null;
   readonly userTokenTtlSeconds: number;

@@ -3,10 +3,11 @@ import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { type RunningService, startService } from '../app/service.js';
 import type { Clock } from '../platform/clock.js';
-import { type Config, parseConfig } from '../platform/config.js';
+import { type Config, IN_MEMORY_DATA_DIR, parseConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
 import { createLog } from '../platform/log.js';
 import { type HttpClient, httpClient } from './http-client.js';
+import { migratedMemoryImage } from './memory-image.js';
 import { scratchDatabase } from './scratch-database.js';
 
 /**
@@ -32,7 +33,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const adminEmail = `admin-${uniqueSuffix()}@test.example`;
   const scratch = options.ownDatabase ? await scratchDatabase() : null;
-  const config = parseConfig({
+  const parsed = parseConfig({
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
     PORT: '0',
@@ -64,6 +65,10 @@ export async function startTestServer(
     RESPONSE_CONTRACT: 'enforce',
     ...overrides,
   });
+  const config: Config =
+    parsed.databaseUrl === null && parsed.dataDir === IN_MEMORY_DATA_DIR
+      ? { ...parsed, memoryImage: await migratedMemoryImage() }
+      : parsed;
   const destination = options.logLines
     ? { write: (line: string) => void options.logLines?.push(line) }
     : undefined;

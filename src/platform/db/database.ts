@@ -35,6 +35,12 @@ export interface DatabaseSettings {
   dataDir: string;
   /** PostgreSQL: a statement without an answer after this long fails (0: wait forever). */
   databaseQueryTimeoutMs?: number;
+  /**
+   * In memory only: start from this image of a data folder (PGlite's `dumpDataDir`) instead of
+   * an empty cluster. The test suite starts its servers from one migrated image, which spares
+   * each an initdb; the service itself never sets it.
+   */
+  memoryImage?: Blob;
 }
 
 export interface PoolStats {
@@ -137,6 +143,7 @@ export async function openDatabase(
   try {
     const pglite = await PGlite.create(inMemory ? 'memory://' : `${settings.dataDir}/pgdata`, {
       parsers: { [pgliteTypes.INT8]: (value: string) => Number(value) },
+      ...(inMemory && settings.memoryImage ? { loadDataDir: settings.memoryImage } : {}),
     });
     const pool = new PGlitePool(pglite, observeQuery);
     // PostgresDialect only needs connect/end from its pool and query/release from a client.
