@@ -1,5 +1,6 @@
 import { hash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import DataLoader from 'dataloader';
 import type { Db, Executor } from '../../platform/db/database.js';
 import { type Notifications, notify } from '../../platform/db/notifications.js';
@@ -49,7 +50,16 @@ const TTL_MS = 120_000;
 const KEEP_WARM_MS = 10 * 60_000;
 const REFRESH_EVERY_MS = 5_000;
 const REFRESH_AHEAD_MS = 30_000;
-const REFRESH_BATCH = 100;
+const REFRESH_BATCH = 50;
+/**
+ * A pass spreads its batches over this share of the period, at most REFRESH_PAUSE_MAX_MS apart.
+ * Its reads are background work, and a pass after a node's first minutes can hold thousands of
+ * entries: read back to back they took the event loop from requests for a fifth of a second on
+ * PGlite, whose statements run on that thread, and on two cores the signatures waiting behind
+ * made the slowest verifies of a node at half load 30-50 ms (docs/performance.md, twelfth pass).
+ */
+const REFRESH_SPREAD = 0.8;
+const REFRESH_PAUSE_MAX_MS = 100;
 /** Keys read in one statement on a miss. */
 const LOOKUP_BATCH = 64;
 /** A license with many devices keeps only this many in its entry; others are asked about. */
@@ -241,7 +251,10 @@ export function createVerificationCache({
       const urgent = due.findIndex(([, entry]) => entry.until > at + urgentWithin);
       const share = Math.ceil((due.length * REFRESH_EVERY_MS) / (REFRESH_AHEAD_MS - urgentWithin));
       const taken = due.slice(0, Math.max(urgent === -1 ? due.length : urgent, share));
+      const batches = Math.ceil(taken.length / REFRESH_BATCH);
+      const pauseMs = Math.min(REFRESH_PAUSE_MAX_MS, (REFRESH_SPREAD * refreshEveryMs) / batches);
       for (let i = 0; i < taken.length && !closed; i += REFRESH_BATCH) {
+        if (i > 0 && pauseMs > 0) await sleep(pauseMs);
         refreshed += await refreshBatch(taken.slice(i, i + REFRESH_BATCH));
       }
     } catch (err) {

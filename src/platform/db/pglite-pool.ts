@@ -45,6 +45,7 @@ export class PGliteClient {
   ) {}
 
   async query(sql: string, parameters: readonly unknown[] = []) {
+    if (turnOverdue()) await nextTurn();
     // Timed from the statement's turn on the one connection, as pg times its own.
     const started = this.observeQuery ? performance.now() : 0;
     try {
@@ -73,6 +74,37 @@ export class PGliteClient {
     this.done = true;
     this.onRelease();
   }
+}
+
+/**
+ * How long statements may follow one another without the event loop taking a turn. PGlite runs
+ * each statement on this thread, and a statement's answer resumes its caller in a microtask, so
+ * work that issues statements one after another (the verification cache's refresh, a webhook
+ * pass, a job) would otherwise hold the loop for all of them: requests that arrived meanwhile
+ * wait, though they need no database (their answer is in memory). Past this budget the next
+ * statement waits for the loop's check phase, after the pending I/O has been served.
+ */
+const TURN_BUDGET_MS = 2;
+/** When the current run of statements without a turn of the loop began (null: none running). */
+let runStartedAt: number | null = null;
+
+function turnOverdue(): boolean {
+  const now = performance.now();
+  if (runStartedAt === null) {
+    runStartedAt = now;
+    // Runs at the loop's next check phase: whatever follows is a new run.
+    setImmediate(endRun);
+    return false;
+  }
+  return now - runStartedAt > TURN_BUDGET_MS;
+}
+
+function endRun(): void {
+  runStartedAt = null;
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function commandOf(sql: string): string {
