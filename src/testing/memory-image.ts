@@ -52,17 +52,11 @@ function imageKey(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-/** The installed PGlite's version (its package exports no package.json). */
+/** The installed PGlite's version: its package exports no package.json, found beside its entry's folder. */
 function pgliteVersion(): string {
-  let folder = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-  for (;;) {
-    const manifest = path.join(folder, 'package.json');
-    if (fs.existsSync(manifest)) {
-      const { name, version } = JSON.parse(fs.readFileSync(manifest, 'utf8'));
-      if (name === '@electric-sql/pglite') return version;
-    }
-    const parent = path.dirname(folder);
-    if (parent === folder) throw new Error('the package.json of @electric-sql/pglite was not found');
-    folder = parent;
-  }
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  const manifest = JSON.parse(fs.readFileSync(path.join(path.dirname(entry), '../package.json'), 'utf8'));
+  if (manifest.name !== '@electric-sql/pglite')
+    throw new Error('the package.json of @electric-sql/pglite was not found');
+  return manifest.version;
 }

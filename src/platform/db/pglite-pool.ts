@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import type { QueryObserver } from './database.js';
 import { classifyDriverError } from './errors.js';
@@ -101,10 +102,6 @@ function turnOverdue(): boolean {
 
 function endRun(): void {
   runStartedAt = null;
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function commandOf(sql: string): string {
