@@ -157,7 +157,13 @@ export function figuresTable(figures: Figure[]): string {
  */
 export async function load(
   url: string,
-  options: { bodies?: string; seconds: number; overallRate?: number; connections?: number },
+  options: {
+    bodies?: string;
+    seconds: number;
+    overallRate?: number;
+    connections?: number;
+    latencyFile?: string;
+  },
 ): Promise<Sample> {
   const generator = options.overallRate ? 'bench/paced.ts' : 'bench/load.ts';
   const result = await runJson<LoadResult>(generator, { url, connections: CONNECTIONS, ...options });

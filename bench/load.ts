@@ -15,6 +15,12 @@ export interface LoadInput {
   seconds: number;
   /** A fixed rate (requests a second over all connections) instead of as many as answered. */
   overallRate?: number;
+  /**
+   * Paced only: a file to write every recorded request to, one a line: when it was due (ms since
+   * the epoch, so it lines up with the subject's own clock) and its latency in ms. For finding
+   * what the slow answers of a run have in common.
+   */
+  latencyFile?: string;
 }
 
 export interface LoadResult {

@@ -17,7 +17,7 @@ import type { LoadInput, LoadResult } from './load.js';
  * The first LEAD_IN_SECONDS run at the same pace but are not recorded, as wrk2 calibrates before
  * it records: this process's own start (loading its modules, compiling its hot paths) takes most
  * of a core for about a second, and on two cores that would be measured as the subject's tail.
- * Input (argv[2], JSON): { url, bodies?, connections, seconds, overallRate }.
+ * Input (argv[2], JSON): { url, bodies?, connections, seconds, overallRate, latencyFile? }.
  */
 const input = JSON.parse(process.argv[2] as string) as LoadInput & { overallRate: number };
 const bodies = input.bodies ? fs.readFileSync(input.bodies, 'utf8').split('\n').filter(Boolean) : [];
@@ -90,3 +90,12 @@ const output: LoadResult = {
   errors,
 };
 console.log(JSON.stringify(output));
+if (input.latencyFile) {
+  const lines: string[] = [];
+  for (let i = leadIn; i < total; i++) {
+    lines.push(
+      `${(performance.timeOrigin + start + i * interval).toFixed(1)} ${(latencies[i] ?? 0).toFixed(2)}`,
+    );
+  }
+  fs.writeFileSync(input.latencyFile, `${lines.join('\n')}\n`);
+}

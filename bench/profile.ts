@@ -7,13 +7,14 @@ import { openStorage, type StorageKind, seedLicenses, writeBodies } from './stor
 
 /**
  * `npx tsx bench/profile.ts [pglite|postgresql] [tokens|off] [one-key] [no-profile] [trace-gc]
- * [rate=N] [warmup=S] [NAME=value…]`: the service in its own process (with `--cpu-prof` unless
+ * [rate=N] [warmup=S] [latencies=FILE] [NAME=value…]`: the service in its own process (with `--cpu-prof` unless
  * no-profile, and NAME=value added to its environment) under the verify load of P1/P2, rotating
  * over BENCH_LICENSES licenses or on one key; with rate=N, at N requests a second paced as P4
  * paces them. The load runs S seconds unmeasured first (by default long enough to reach every
  * license once, plus 2). Prints the rate, latency, the service's CPU per request
  * (every thread, from /proc) and the functions with the most self time in its main thread; with
- * trace-gc, the garbage collector's pauses during the load.
+ * trace-gc, the garbage collector's pauses during the load; with latencies=FILE (paced only), every
+ * measured request's due time and latency written to FILE (see `latencyFile` in bench/load.ts).
  * Profile before optimising.
  */
 const args = process.argv.slice(2);
@@ -32,7 +33,10 @@ const licenses = Number(process.env.BENCH_LICENSES ?? 10_000);
 // first verifies of licenses, which read the database and fill the cache. Unpaced, as if at
 // 1,000 a second, below what a verify with a token reaches on two cores even in a slow hour.
 const warmUp = Number(setting('warmup') ?? Math.ceil(licenses / (rate || 1000)) + 2);
-const extraEnv = Object.fromEntries(settings.filter(([name]) => name !== 'rate' && name !== 'warmup'));
+const latencyFile = setting('latencies');
+const extraEnv = Object.fromEntries(
+  settings.filter(([name]) => name !== 'rate' && name !== 'warmup' && name !== 'latencies'),
+);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 
 const storage = await openStorage(kind, 'profile');
@@ -51,7 +55,12 @@ try {
   const cpuBefore = cpuMs(service.pid);
   // The main thread's id is the process id.
   const mainBefore = cpuMs(service.pid, service.pid);
-  const measured = await load(`${service.api}/licenses/verify`, { bodies, seconds, ...paced });
+  const measured = await load(`${service.api}/licenses/verify`, {
+    bodies,
+    seconds,
+    ...paced,
+    ...(rate && latencyFile ? { latencyFile: path.resolve(latencyFile) } : {}),
+  });
   const cpu = cpuMs(service.pid) - cpuBefore;
   const mainCpu = cpuMs(service.pid, service.pid) - mainBefore;
   const logTo = fs.statSync(logFile).size;
