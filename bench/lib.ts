@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import type { LoadResult } from './load.js';
+import type { LoadInput, LoadResult } from './load.js';
 import { runJson } from './processes.js';
 import type { StorageKind } from './storage.js';
 
@@ -157,13 +157,7 @@ export function figuresTable(figures: Figure[]): string {
  */
 export async function load(
   url: string,
-  options: {
-    bodies?: string;
-    seconds: number;
-    overallRate?: number;
-    connections?: number;
-    latencyFile?: string;
-  },
+  options: Omit<LoadInput, 'url' | 'connections'> & { connections?: number },
 ): Promise<Sample> {
   const generator = options.overallRate ? 'bench/paced.ts' : 'bench/load.ts';
   const result = await runJson<LoadResult>(generator, { url, connections: CONNECTIONS, ...options });

@@ -131,6 +131,15 @@ function pool(size: number, answered: Answered) {
   };
 }
 
+/** A promise and its resolve (Promise.withResolvers is Node 22's). */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
 const LEAD_IN_SECONDS = 2;
 const leadIn = Math.floor(input.overallRate * LEAD_IN_SECONDS);
 const total = leadIn + Math.max(1, Math.floor(input.overallRate * input.seconds));
@@ -140,26 +149,20 @@ let errors = 0;
 let settled = 0;
 let start = 0;
 let warm = 0;
-let finish: () => void = () => {};
-const finished = new Promise<void>((resolve) => {
-  finish = resolve;
-});
-let ready: () => void = () => {};
-const opened = new Promise<void>((resolve) => {
-  ready = resolve;
-});
+const opened = deferred();
+const finished = deferred();
 const connections = pool(input.connections, (index, status) => {
   if (index < 0) {
     // One request a connection before the clock starts, so no measured one pays for a handshake.
-    if (++warm === input.connections) ready();
+    if (++warm === input.connections) opened.resolve();
     return;
   }
   latencies[index] = performance.now() - (start + index * interval);
   if ((status < 200 || status >= 300) && index >= leadIn) errors++;
-  if (++settled === total) finish();
+  if (++settled === total) finished.resolve();
 });
 for (let i = 0; i < input.connections; i++) connections.send(-1 - i);
-await opened;
+await opened.promise;
 const cpuBefore = process.cpuUsage();
 start = performance.now();
 let sent = 0;
@@ -169,7 +172,7 @@ const tick = () => {
   if (sent < total) setTimeout(tick, Math.max(0, start + sent * interval - performance.now()));
 };
 tick();
-await finished;
+await finished.promise;
 const elapsed = (performance.now() - start) / 1000 - LEAD_IN_SECONDS;
 const cpu = process.cpuUsage(cpuBefore);
 connections.close();
