@@ -150,7 +150,7 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
     const p99s = atHalf.map((s) => s.p99Ms ?? 0);
     const floor = bareAtHalf.map((s) => s.p99Ms ?? 0);
     // The paced generator's own CPU a request: on two shared cores, not left to the service.
-    const pacing = generatorCpu(atHalf);
+    const pacing = reportedCpu(atHalf);
     const figures: Figure[] = [
       {
         figure: 'P1',
@@ -216,7 +216,7 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
  * That ceiling is reported beside P1, not folded into it.
  */
 function p1Budget(samples: Map<string, Sample[]>, serviceCpu: { all: number; main: number }[]): Figure {
-  const cpuOf = (name: string) => generatorCpu(samples.get(name) ?? []);
+  const cpuOf = (name: string) => reportedCpu(samples.get(name) ?? []);
   const signature = cpuOf('raw RS256 signing, jose (baseline of P1)');
   const generator = cpuOf('verify with a token');
   const service = Math.round(median(serviceCpu.map((c) => c.all)));
@@ -234,7 +234,7 @@ function p1Budget(samples: Map<string, Sample[]>, serviceCpu: { all: number; mai
 }
 
 /** The median of what the samples' own processes reported spending a request (µs); NaN if none did. */
-function generatorCpu(samples: Sample[]): number {
+function reportedCpu(samples: Sample[]): number {
   return median(samples.flatMap((s) => (s.cpuUsPerRequest === undefined ? [] : [s.cpuUsPerRequest])));
 }
 
