@@ -65,7 +65,8 @@ try {
   const mainCpu = cpuMs(service.pid, service.pid) - mainBefore;
   const logTo = fs.statSync(logFile).size;
   await service.stop();
-  const requests = measured.perSecond * seconds;
+  // Every request the service answered in the window: paced, that includes the generator's lead-in.
+  const requests = measured.requests ?? measured.perSecond * seconds;
   console.log(
     `${measured.perSecond} req/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, service CPU ${(cpu / requests).toFixed(3)} ms/request (main thread ${(mainCpu / requests).toFixed(3)})`,
   );
