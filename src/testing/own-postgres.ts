@@ -95,12 +95,25 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   };
 }
 
-/** Sends a signal to the postmaster (first line of postmaster.pid) and each of its children. */
+/**
+ * Sends a signal to the postmaster (first line of postmaster.pid), then to each of its children.
+ * The postmaster goes first and its children are listed only after: a backend it forked between
+ * the listing and a SIGSTOP (the node's pool opening a connection) would otherwise stay running
+ * and answer queries through a "frozen" server (seen once in CI: a new device bound while frozen).
+ */
 async function signalAll(data: string, signal: NodeJS.Signals): Promise<void> {
   const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  process.kill(postmaster, signal);
   const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
   const children = stdout.split('\n').filter(Boolean).map(Number);
-  for (const pid of [postmaster, ...children]) process.kill(pid, signal);
+  for (const pid of children) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      // A backend that ended since the listing has nothing left to signal.
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
 }
 
 async function query<R extends pg.QueryResultRow>(
