@@ -229,26 +229,40 @@ export async function refreshForVerification(
   ids: readonly string[],
   devices: readonly { licenseId: string; hwuid: string }[],
 ) {
-  const states =
-    ids.length === 0
-      ? []
-      : await verificationColumns(executor).select('l.key').where('l.id', 'in', ids).execute();
+  const states = ids.length === 0 ? [] : (await refreshStates.run(executor, { ids })).rows;
   const bound =
     devices.length === 0
       ? []
       : (
-          await sql<{ license_id: string; hwuid: string }>`
-            select d.license_id, d.hwuid
-            from license_devices d
-            join unnest(
-              ${devices.map((device) => device.licenseId)}::uuid[],
-              ${devices.map((device) => device.hwuid)}::text[]
-            ) as asked (license_id, hwuid)
-              on asked.license_id = d.license_id and asked.hwuid = d.hwuid
-          `.execute(executor)
+          await refreshDevices.run(executor, {
+            licenseIds: devices.map((device) => device.licenseId),
+            hwuids: devices.map((device) => device.hwuid),
+          })
         ).rows;
   return { states, bound };
 }
+
+// Both prepared, like the lookup above: the cache's background refresh runs them every few
+// seconds, and on PGlite a statement's parsing and planning take the event loop from requests.
+const refreshStates = preparedStatement('license_verification_refresh', ['ids'], (executor, p) =>
+  verificationColumns(executor).select('l.key').where(sql<boolean>`l.id = any(${p.ids}::uuid[])`),
+);
+
+const refreshDevices = preparedStatement(
+  'license_verification_refresh_devices',
+  ['licenseIds', 'hwuids'],
+  (executor, p) =>
+    executor
+      .selectFrom('license_devices as d')
+      .innerJoin(
+        sql<{ license_id: string; hwuid: string }>`(
+        select license_id, hwuid
+        from unnest(${p.licenseIds}::uuid[], ${p.hwuids}::text[]) as asked (license_id, hwuid)
+      )`.as('asked'),
+        (join) => join.onRef('asked.license_id', '=', 'd.license_id').onRef('asked.hwuid', '=', 'd.hwuid'),
+      )
+      .select(['d.license_id', 'd.hwuid']),
+);
 
 /**
  * Takes one device place and records the device, in one transaction. The conditional UPDATE

@@ -1,7 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { PGlite } from '@electric-sql/pglite';
+import { type PGlite, parse, protocol } from '@electric-sql/pglite';
 import type { QueryObserver } from './database.js';
 import { classifyDriverError } from './errors.js';
+import { namedStatement } from './prepared.js';
 
 /**
  * Adapts one embedded PGlite instance to the small part of the `pg.Pool` interface that
@@ -14,6 +15,8 @@ import { classifyDriverError } from './errors.js';
  */
 export class PGlitePool {
   private tail: Promise<void> = Promise.resolve();
+  /** Statements prepared on this instance by name, with their parameters' types. */
+  private readonly prepared = new Map<string, number[]>();
 
   constructor(
     private readonly pglite: PGlite,
@@ -25,7 +28,9 @@ export class PGlitePool {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const turn = this.tail.then(() => new PGliteClient(this.pglite, release, this.observeQuery));
+    const turn = this.tail.then(
+      () => new PGliteClient(this.pglite, this.prepared, release, this.observeQuery),
+    );
     this.tail = this.tail.then(() => released);
     return turn;
   }
@@ -41,6 +46,7 @@ export class PGliteClient {
 
   constructor(
     private readonly pglite: PGlite,
+    private readonly prepared: Map<string, number[]>,
     private readonly onRelease: () => void,
     private readonly observeQuery?: QueryObserver,
   ) {}
@@ -59,6 +65,11 @@ export class PGliteClient {
   }
 
   private async run(sql: string, parameters: readonly unknown[]) {
+    const named = namedStatement(sql, parameters);
+    if (named) {
+      const result = await this.runNamed(named.name, sql, named.values);
+      return { rows: result.rows, rowCount: result.affectedRows ?? 0, command: commandOf(sql) };
+    }
     // Like pg, a query without parameters goes through the simple protocol, which accepts
     // several statements (migration files); parameterised queries are prepared.
     if (parameters.length === 0) {
@@ -68,6 +79,51 @@ export class PGliteClient {
     }
     const result = await this.pglite.query(sql, [...parameters]);
     return { rows: result.rows, rowCount: result.affectedRows ?? 0, command: commandOf(sql) };
+  }
+
+  /**
+   * A statement marked prepared (prepared.ts) is parsed once per instance under its name, as pg
+   * prepares it once per connection, and its plan is cached by PostgreSQL like any prepared
+   * statement's. PGlite's own `query` parses, describes and plans every call, on this thread
+   * (measured: the verification cache's refresh of 50 licenses 1.5 → 1.2 ms, `select $1` 0.13 →
+   * 0.04 ms). Written here because PGlite's API has no named statements: it sends the messages
+   * PGlite's `query` sends, through the serializer and result parser PGlite exports, in one
+   * exchange each (a Sync ends it, so an error leaves the connection ready, as `query` does).
+   */
+  private async runNamed(name: string, text: string, parameters: readonly unknown[]) {
+    const { serialize } = protocol;
+    return this.pglite.runExclusive(async () => {
+      let types = this.prepared.get(name);
+      if (!types) {
+        const described = await this.pglite.execProtocolStream(
+          Buffer.concat([
+            serialize.parse({ name, text }),
+            serialize.describe({ type: 'S', name }),
+            serialize.sync(),
+          ]),
+          { syncToFs: false },
+        );
+        types = parse.parseDescribeStatementResults(described);
+        this.prepared.set(name, types);
+      }
+      const values = parameters.map((value, i) => {
+        if (value === null || value === undefined) return null;
+        const serializer = this.pglite.serializers[types[i] as number];
+        return serializer ? serializer(value) : String(value);
+      });
+      const messages = await this.pglite.execProtocolStream(
+        Buffer.concat([
+          serialize.bind({ statement: name, values }),
+          serialize.describe({ type: 'P' }),
+          serialize.execute({}),
+          serialize.sync(),
+        ]),
+        { syncToFs: false },
+      );
+      await this.pglite.syncToFs();
+      const [result] = parse.parseResults(messages, this.pglite.parsers);
+      return { rows: result?.rows ?? [], affectedRows: result?.affectedRows ?? 0 };
+    });
   }
 
   release(): void {

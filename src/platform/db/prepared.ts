@@ -2,15 +2,16 @@ import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
 import type { Executor } from './database.js';
 
 /**
- * Statements run thousands of times a second (the verification lookup on a cache miss) are built
- * by Kysely once, not per call, and on PostgreSQL prepared once per connection, so neither
- * Kysely's builder nor the server's parser and planner run again. Written here because Kysely
- * has no parameterised prepared statements: the query is compiled with a marker value per
- * parameter, and each call puts its values in the markers' places.
+ * Statements run thousands of times a second (the verification lookup on a cache miss) or in the
+ * background all the time (the cache's refresh) are built by Kysely once, not per call, and
+ * prepared once per connection, so neither Kysely's builder nor the database's parser and planner
+ * run again. Written here because Kysely has no parameterised prepared statements: the query is
+ * compiled with a marker value per parameter, and each call puts its values in the markers' places.
  *
  * The SQL ends with `/* prepared:<name> *\/`; the pg adapter (database.ts) sends such a statement
- * under that name. PGlite runs it as any other statement. A pooler in transaction mode needs
- * prepared-statement support (PgBouncer ≥ 1.21 with max_prepared_statements).
+ * under that name, and so does the PGlite adapter (pglite-pool.ts), on its one connection. A
+ * pooler in transaction mode needs prepared-statement support (PgBouncer ≥ 1.21 with
+ * max_prepared_statements).
  */
 export interface PreparedStatement<P extends string, R> {
   run(executor: Executor, values: Record<P, unknown>): Promise<QueryResult<R>>;
