@@ -256,9 +256,9 @@ const refreshDevices = preparedStatement(
       .selectFrom('license_devices as d')
       .innerJoin(
         sql<{ license_id: string; hwuid: string }>`(
-        select license_id, hwuid
-        from unnest(${p.licenseIds}::uuid[], ${p.hwuids}::text[]) as asked (license_id, hwuid)
-      )`.as('asked'),
+          select license_id, hwuid
+          from unnest(${p.licenseIds}::uuid[], ${p.hwuids}::text[]) as asked (license_id, hwuid)
+        )`.as('asked'),
         (join) => join.onRef('asked.license_id', '=', 'd.license_id').onRef('asked.hwuid', '=', 'd.hwuid'),
       )
       .select(['d.license_id', 'd.hwuid']),

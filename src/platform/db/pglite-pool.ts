@@ -85,8 +85,8 @@ export class PGliteClient {
    * A statement marked prepared (prepared.ts) is parsed once per instance under its name, as pg
    * prepares it once per connection, and its plan is cached by PostgreSQL like any prepared
    * statement's. PGlite's own `query` parses, describes and plans every call, on this thread
-   * (measured: the verification cache's refresh of 50 licenses 1.5 → 1.2 ms, `select $1` 0.13 →
-   * 0.04 ms). Written here because PGlite's API has no named statements: it sends the messages
+   * (measured: the verification cache's refresh of 50 licenses 3.6 → 1.8 ms, the lookup of one
+   * key 1.3 → 1.0 ms; docs/performance.md, seventeenth pass). Written here because PGlite's API has no named statements: it sends the messages
    * PGlite's `query` sends, through the serializer and result parser PGlite exports, in one
    * exchange each (a Sync ends it, so an error leaves the connection ready, as `query` does).
    */

@@ -86,6 +86,18 @@ describe(`prepared statements (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     );
     await assert.rejects(cast.run(database.db, { id: 'not-a-uuid' }), { code: '22P02' });
     const id = '6f1c1a4e-0b1e-4a53-9d3c-1f2e3d4c5b6a';
+    // Prepared inside a transaction that is rolled back: a prepared statement outlives it.
+    const inside = preparedStatement('prepared_test_rolled_back', ['id'], (executor, p) =>
+      executor.selectNoFrom(sql<string>`${p.id}::uuid`.as('id')),
+    );
+    await assert.rejects(
+      database.db.transaction().execute(async (trx) => {
+        await inside.run(trx, { id });
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.deepEqual((await inside.run(database.db, { id })).rows, [{ id }]);
     assert.deepEqual((await cast.run(database.db, { id })).rows, [{ id }]);
     assert.deepEqual((await sql<{ one: number }>`select 1::int as one`.execute(database.db)).rows, [
       { one: 1 },
