@@ -15,8 +15,8 @@ import { namedStatement } from './prepared.js';
  */
 export class PGlitePool {
   private tail: Promise<void> = Promise.resolve();
-  /** Statements prepared on this instance by name, with their parameters' types. */
-  private readonly prepared = new Map<string, number[]>();
+  /** Statements prepared on this instance by name: their text and their parameters' types. */
+  private readonly prepared = new Map<string, PreparedOnInstance>();
 
   constructor(
     private readonly pglite: PGlite,
@@ -41,12 +41,17 @@ export class PGlitePool {
   }
 }
 
+interface PreparedOnInstance {
+  text: string;
+  types: number[];
+}
+
 export class PGliteClient {
   private done = false;
 
   constructor(
     private readonly pglite: PGlite,
-    private readonly prepared: Map<string, number[]>,
+    private readonly prepared: Map<string, PreparedOnInstance>,
     private readonly onRelease: () => void,
     private readonly observeQuery?: QueryObserver,
   ) {}
@@ -86,14 +91,19 @@ export class PGliteClient {
    * prepares it once per connection, and its plan is cached by PostgreSQL like any prepared
    * statement's. PGlite's own `query` parses, describes and plans every call, on this thread
    * (measured: the verification cache's refresh of 50 licenses 3.6 → 1.8 ms, the lookup of one
-   * key 1.3 → 1.0 ms; docs/performance.md, seventeenth pass). Written here because PGlite's API has no named statements: it sends the messages
-   * PGlite's `query` sends, through the serializer and result parser PGlite exports, in one
-   * exchange each (a Sync ends it, so an error leaves the connection ready, as `query` does).
+   * key 1.3 → 1.0 ms; docs/performance.md, seventeenth pass). Written here because PGlite's API
+   * has no named statements: it sends the messages PGlite's `query` sends, through the
+   * serializer and result parser PGlite exports, in one exchange each (a Sync ends it, so an
+   * error leaves the connection ready, as `query` does). A name is bound to its first text: a
+   * second text under it is refused, as pg refuses it, rather than run as the first.
    */
   private async runNamed(name: string, text: string, parameters: readonly unknown[]) {
     const { serialize } = protocol;
     return this.pglite.runExclusive(async () => {
-      let types = this.prepared.get(name);
+      const known = this.prepared.get(name);
+      if (known && known.text !== text)
+        throw new Error(`prepared statement ${name} was prepared with another text`);
+      let types = known?.types;
       if (!types) {
         const described = await this.pglite.execProtocolStream(
           Buffer.concat([
@@ -104,7 +114,7 @@ export class PGliteClient {
           { syncToFs: false },
         );
         types = parse.parseDescribeStatementResults(described);
-        this.prepared.set(name, types);
+        this.prepared.set(name, { text, types });
       }
       const values = parameters.map((value, i) => {
         if (value === null || value === undefined) return null;

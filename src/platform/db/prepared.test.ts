@@ -125,6 +125,24 @@ describe(`prepared statements (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => 
     );
   });
 
+  test('a name is bound to one text, and must be one PostgreSQL keeps whole', async () => {
+    const first = preparedStatement('prepared_test_one_name', ['a'], (executor, p) =>
+      executor.selectNoFrom(sql<string>`${p.a}::text`.as('a')),
+    );
+    const second = preparedStatement('prepared_test_one_name', ['a'], (executor, p) =>
+      executor.selectNoFrom(sql<string>`upper(${p.a}::text)`.as('a')),
+    );
+    // On one connection: on PostgreSQL each connection prepares for itself.
+    await database.db.transaction().execute(async (trx) => {
+      assert.deepEqual((await first.run(trx, { a: 'x' })).rows, [{ a: 'x' }]);
+      await assert.rejects(second.run(trx, { a: 'x' }), /prepared/);
+      assert.deepEqual((await first.run(trx, { a: 'y' })).rows, [{ a: 'y' }]);
+    });
+    const build = (executor: Executor) => executor.selectNoFrom(sql<number>`1`.as('one'));
+    assert.throws(() => preparedStatement('x'.repeat(64), [], build), /1-63/);
+    assert.throws(() => preparedStatement('Upper', [], build), /1-63/);
+  });
+
   test('only statements carrying the marker are sent by name', () => {
     assert.deepEqual(namedStatement('select $1 /* prepared:lookup_one */', ['k']), {
       name: 'lookup_one',

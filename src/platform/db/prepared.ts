@@ -25,7 +25,10 @@ export function preparedStatement<P extends string, R>(
   parameters: readonly P[],
   build: (executor: Executor, markers: Record<P, string>) => Compilable<R>,
 ): PreparedStatement<P, R> {
-  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`prepared statement name ${name} must be [a-z0-9_]+`);
+  // PostgreSQL cuts names at 63 bytes: two longer names could meet as one.
+  if (!/^[a-z0-9_]{1,63}$/.test(name)) {
+    throw new Error(`prepared statement name ${name} must be 1-63 characters of [a-z0-9_]`);
+  }
   let compiled: { query: CompiledQuery<R>; slots: ((values: Record<P, unknown>) => unknown)[] } | null = null;
   const compile = (executor: Executor) => {
     const markers = Object.fromEntries(parameters.map((p) => [p, `${MARKER}${p}`])) as Record<P, string>;
