@@ -71,19 +71,15 @@ export class PGliteClient {
 
   private async run(sql: string, parameters: readonly unknown[]) {
     const named = namedStatement(sql, parameters);
-    if (named) {
-      const result = await this.runNamed(named.name, sql, named.values);
-      return { rows: result.rows, rowCount: result.affectedRows ?? 0, command: commandOf(sql) };
-    }
-    // Like pg, a query without parameters goes through the simple protocol, which accepts
-    // several statements (migration files); parameterised queries are prepared.
-    if (parameters.length === 0) {
-      const results = await this.pglite.exec(sql);
-      const last = results.at(-1);
-      return { rows: last?.rows ?? [], rowCount: last?.affectedRows ?? 0, command: commandOf(sql) };
-    }
-    const result = await this.pglite.query(sql, [...parameters]);
-    return { rows: result.rows, rowCount: result.affectedRows ?? 0, command: commandOf(sql) };
+    // A statement marked prepared runs by its name (below). Otherwise, like pg, a query without
+    // parameters goes through the simple protocol, which accepts several statements (migration
+    // files), and a parameterised one through the extended protocol, unnamed.
+    const result = named
+      ? await this.runNamed(named.name, sql, named.values)
+      : parameters.length === 0
+        ? (await this.pglite.exec(sql)).at(-1)
+        : await this.pglite.query(sql, [...parameters]);
+    return { rows: result?.rows ?? [], rowCount: result?.affectedRows ?? 0, command: commandOf(sql) };
   }
 
   /**
@@ -131,8 +127,7 @@ export class PGliteClient {
         { syncToFs: false },
       );
       await this.pglite.syncToFs();
-      const [result] = parse.parseResults(messages, this.pglite.parsers);
-      return { rows: result?.rows ?? [], affectedRows: result?.affectedRows ?? 0 };
+      return parse.parseResults(messages, this.pglite.parsers)[0];
     });
   }
 
