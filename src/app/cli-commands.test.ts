@@ -5,7 +5,7 @@ import { processStorage, runCli, serve } from '../testing/cli-process.js';
 import { assertError, httpClient } from '../testing/http-client.js';
 
 /** The CLI's one-shot commands and start-up settings, as an operator runs them (see lifecycle.test.ts). */
-const { DATABASE_URL, storage, freshDataDir } = await processStorage();
+const { DATABASE_URL, storage, freshDataDir, migratedDataDir } = await processStorage();
 
 const PASSWORD = 'persist me please';
 
@@ -23,7 +23,7 @@ describe(`the command line on ${storage}`, () => {
   });
 
   test('admin create makes an admin who can sign in', async () => {
-    const env = { DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
+    const env = { DATA_DIR: await migratedDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
     const email = `ops-${randomBytes(4).toString('hex')}@example.com`;
     const create = runCli(['admin', 'create', '--email', email, '--password', PASSWORD], env);
     assert.equal(await create.exited, 0, create.output());
@@ -41,7 +41,7 @@ describe(`the command line on ${storage}`, () => {
   });
 
   test('ADMIN_EMAIL never promotes an account that does not hold ADMIN_PASSWORD', async () => {
-    const dataDir = freshDataDir();
+    const dataDir = await migratedDataDir();
     const email = `squat-${randomBytes(4).toString('hex')}@example.com`;
     // Someone registers the address the operator is about to configure.
     const first = await serve({ DATA_DIR: dataDir, DATABASE_URL, LOG_LEVEL: 'warn' });
@@ -82,7 +82,7 @@ describe(`the command line on ${storage}`, () => {
   test('a second process cannot open an embedded data folder in use', {
     skip: DATABASE_URL ? 'PostgreSQL is shared by design' : false,
   }, async () => {
-    const dataDir = freshDataDir();
+    const dataDir = await migratedDataDir();
     const { proc } = await serve({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
     try {
       const migrate = runCli(['migrate'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
@@ -98,7 +98,7 @@ describe(`the command line on ${storage}`, () => {
   });
 
   test('keys rotate publishes a second signing key', async () => {
-    const env = { DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
+    const env = { DATA_DIR: await migratedDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
     const first = await serve(env);
     const before = (await httpClient(`${first.api}/v1`).get('/licenses/jwks'))
       .expect(200)

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { killAll, serve } from '../testing/cli-process.js';
 import { issueLicense, sellerWithApp, startTestServer } from '../testing/harness.js';
 import { type HttpClient, type HttpResponse, httpClient } from '../testing/http-client.js';
+import { fillWithMigratedDatabase } from '../testing/memory-image.js';
 import { type OwnPostgres, postgresBinaries, startOwnPostgres } from '../testing/own-postgres.js';
 import { type Receiver, startReceiver } from '../testing/receiver.js';
 import { type SeatCall, seatLedger } from '../testing/seat-ledger.js';
@@ -396,6 +397,7 @@ describe('the embedded store when its data folder fails', {
 }, () => {
   test('a request that meets the failure answers 503 database_unavailable, and the process keeps running', async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-pglite-io-'));
+    await fillWithMigratedDatabase(folder);
     const server = await startTestServer({ DATA_DIR: folder });
     try {
       const seller = await sellerWithApp(server);

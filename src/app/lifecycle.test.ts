@@ -11,7 +11,7 @@ import { httpClient } from '../testing/http-client.js';
 import { startReceiver } from '../testing/receiver.js';
 
 /** The service as an operator runs it: the CLI in its own process, on the configured storage. */
-const { DATABASE_URL, storage, freshDataDir } = await processStorage();
+const { DATABASE_URL, storage, freshDataDir, migratedDataDir } = await processStorage();
 
 const PASSWORD = 'persist me please';
 /** Linux: each thread's priority and CPU time can be read from /proc. */
@@ -19,6 +19,7 @@ const THREADS_IN_PROC = fs.existsSync('/proc/thread-self');
 
 describe(`the service process on ${storage}`, () => {
   test('data and sessions written through the API survive a restart', async () => {
+    // An empty folder, as a newcomer's first start finds it: the embedded store is made there.
     const env = { DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
     const email = `restart-${randomBytes(4).toString('hex')}@example.com`;
 
@@ -47,7 +48,11 @@ describe(`the service process on ${storage}`, () => {
   });
 
   test('SIGTERM lets a request in flight finish, then exits cleanly', async () => {
-    const { proc, api } = await serve({ DATA_DIR: freshDataDir(), DATABASE_URL, LOG_LEVEL: 'debug' });
+    const { proc, api } = await serve({
+      DATA_DIR: await migratedDataDir(),
+      DATABASE_URL,
+      LOG_LEVEL: 'debug',
+    });
     const body = JSON.stringify({
       email: `inflight-${randomBytes(4).toString('hex')}@example.com`,
       password: PASSWORD,
@@ -99,7 +104,7 @@ describe(`the service process on ${storage}`, () => {
         : false,
   }, async () => {
     const { proc, api: base } = await serve({
-      DATA_DIR: freshDataDir(),
+      DATA_DIR: await migratedDataDir(),
       DATABASE_URL,
       LOG_LEVEL: 'info',
       THREADPOOL_NICE: '7',
@@ -146,7 +151,7 @@ describe(`the service process on ${storage}`, () => {
     skip: THREADS_IN_PROC ? false : 'thread priorities are read from Linux /proc',
   }, async () => {
     const { proc } = await serve({
-      DATA_DIR: freshDataDir(),
+      DATA_DIR: await migratedDataDir(),
       DATABASE_URL,
       LOG_LEVEL: 'info',
       THREADPOOL_NICE: '0',
@@ -171,7 +176,7 @@ describe(`the service process on ${storage}`, () => {
       receiver.requests.indexOf(request) === 0 ? { hang: true } : { status: 200 },
     );
     const env = {
-      DATA_DIR: freshDataDir(),
+      DATA_DIR: await migratedDataDir(),
       DATABASE_URL,
       LOG_LEVEL: 'warn',
       JOBS: 'on',

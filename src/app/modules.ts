@@ -20,8 +20,8 @@ import {
   createCryptoPartner,
   createPaymentService,
   createSandboxPartner,
-  createStripePartner,
 } from '../modules/payments/index.js';
+import type { StripePartner } from '../modules/payments/stripe-partner.js';
 import { createPortalService } from '../modules/portal/index.js';
 import { createProductService } from '../modules/products/index.js';
 import {
@@ -48,6 +48,8 @@ export interface ModuleDeps {
   sessionSecret: string;
   /** Recorders for the Prometheus metrics; off when not given (one-shot commands). */
   metrics?: Metrics;
+  /** The card partner when Stripe is configured (see loadStripePartner); the sandbox otherwise. */
+  stripe?: StripePartner | null;
 }
 
 /** Builds every domain service once; both hosts mount routes over these same instances. */
@@ -58,6 +60,7 @@ export function createModules({
   clock,
   sessionSecret,
   metrics = METRICS_OFF,
+  stripe = null,
 }: ModuleDeps) {
   const { db } = database;
   // Connects on the first listen, so one-shot commands (admin create) open no listener.
@@ -132,9 +135,6 @@ export function createModules({
     observeAttempt: metrics.webhookAttempt,
   });
   // The card partner: Stripe when configured, the built-in sandbox otherwise.
-  const stripe = config.stripeSecretKey
-    ? createStripePartner({ secretKey: config.stripeSecretKey, apiUrl: config.stripeApiUrl })
-    : null;
   const partner = stripe ?? createSandboxPartner({ db, clock });
   const webhookSecret = config.stripeWebhookSecret;
   const payments = createPaymentService({

@@ -63,6 +63,12 @@ export async function openModules(
       clock,
       sessionSecret: resolveSessionSecret(config),
       metrics,
+      stripe: config.stripeSecretKey
+        ? (await import('../modules/payments/stripe-partner.js')).createStripePartner({
+            secretKey: config.stripeSecretKey,
+            apiUrl: config.stripeApiUrl,
+          })
+        : null,
     });
   } catch (error) {
     await database.close().catch(() => {});

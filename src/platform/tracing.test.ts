@@ -64,7 +64,7 @@ describe('tracing', () => {
     const storage = await processStorage();
     const { proc, api } = await serve({
       DATABASE_URL: storage.DATABASE_URL,
-      DATA_DIR: storage.freshDataDir(),
+      DATA_DIR: await storage.migratedDataDir(),
       JOBS: 'off',
       OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl,
       // Spans leave in batches; a short delay keeps the test quick.
@@ -95,7 +95,7 @@ describe('tracing', () => {
     const before = exportPaths.length;
     const { proc, api } = await serve({
       DATABASE_URL: storage.DATABASE_URL,
-      DATA_DIR: storage.freshDataDir(),
+      DATA_DIR: await storage.migratedDataDir(),
       JOBS: 'off',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     });

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { fillWithMigratedDatabase } from './memory-image.js';
 import { scratchDatabase } from './scratch-database.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../cli.ts');
@@ -98,7 +99,9 @@ export async function serve(env: Record<string, string | undefined>) {
 /**
  * Storage for a test file of service processes: on PostgreSQL a database of its own (they run
  * background jobs), and fresh data folders; all of it, and any process left running, is removed
- * after the file.
+ * after the file. A fresh folder is empty, as a newcomer's first start finds it; a migrated one
+ * already holds the embedded database with every migration applied, for the tests about
+ * anything else (on PostgreSQL it is empty too, the database being shared).
  */
 export async function processStorage() {
   const scratch = await scratchDatabase();
@@ -111,10 +114,17 @@ export async function processStorage() {
   return {
     DATABASE_URL: scratch.url,
     storage: scratch.url ? 'PostgreSQL' : 'PGlite',
-    freshDataDir(): string {
-      const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-data-'));
-      folders.push(folder);
+    freshDataDir,
+    async migratedDataDir(): Promise<string> {
+      const folder = freshDataDir();
+      if (!scratch.url) await fillWithMigratedDatabase(folder);
       return folder;
     },
   };
+
+  function freshDataDir(): string {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-data-'));
+    folders.push(folder);
+    return folder;
+  }
 }

@@ -1,11 +1,14 @@
 import Stripe from 'stripe';
 import type { IntentStatus, PartnerIntent, PaymentPartner } from './partner.js';
 
-/** Stripe, through its official SDK. `apiUrl` points it elsewhere (a local fake in tests). */
-export function createStripePartner(options: {
-  secretKey: string;
-  apiUrl: string | null;
-}): PaymentPartner & { client: Stripe } {
+export type StripePartner = PaymentPartner & { client: Stripe };
+
+/**
+ * Stripe, through its official SDK. `apiUrl` points it elsewhere (a local fake in tests).
+ * Imported only where Stripe is configured (service.ts): the SDK is the largest module the
+ * service loads, and a node on the built-in sandbox has no use for it.
+ */
+export function createStripePartner(options: { secretKey: string; apiUrl: string | null }): StripePartner {
   const url = options.apiUrl ? new URL(options.apiUrl) : null;
   const client = new Stripe(options.secretKey, {
     maxNetworkRetries: 2,
