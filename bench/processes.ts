@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serviceEntry } from '../src/testing/service-entry.js';
 
 /**
  * Every party of a benchmark runs as its own process: the service (as `npm start` runs it), each
@@ -145,25 +146,6 @@ function runJsonOnce<T>(
       } else reject(new Error(`${script} failed (${code}):\n${stderr || stdout}`));
     });
   });
-}
-
-/**
- * The service as deployed: the built `dist/cli.js` when it is at least as new as every source
- * file, else the sources through tsx (the same code once loaded; only start-up is slower).
- */
-export function serviceEntry(): string {
-  const built = path.join(ROOT, 'dist/cli.js');
-  if (!fs.existsSync(built)) return 'src/cli.ts';
-  const builtAt = fs.statSync(built).mtimeMs;
-  const newest = (dir: string): number =>
-    Math.max(
-      0,
-      ...fs.readdirSync(dir, { withFileTypes: true }).map((entry) => {
-        const full = path.join(dir, entry.name);
-        return entry.isDirectory() ? newest(full) : fs.statSync(full).mtimeMs;
-      }),
-    );
-  return newest(path.join(ROOT, 'src')) <= builtAt ? 'dist/cli.js' : 'src/cli.ts';
 }
 
 function readFrom(file: string, offset: number): string {

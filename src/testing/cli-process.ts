@@ -3,13 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { fillWithMigratedDatabase } from './memory-image.js';
 import { scratchDatabase } from './scratch-database.js';
+import { nodeArgsFor, serviceEntry } from './service-entry.js';
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../cli.ts');
-
-/** The real CLI in a child process (through tsx), with its output collected for assertions. */
+/** The real CLI in a child process (built, or through tsx: see serviceEntry), its output collected. */
 export interface CliProcess {
   child: ChildProcess;
   output(): string;
@@ -26,7 +24,7 @@ export function killAll(): void {
 }
 
 export function runCli(args: string[], env: Record<string, string | undefined>): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [...nodeArgsFor(serviceEntry()), ...args], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
