@@ -48,8 +48,11 @@ export interface ModuleDeps {
   sessionSecret: string;
   /** Recorders for the Prometheus metrics; off when not given (one-shot commands). */
   metrics?: Metrics;
-  /** The card partner when Stripe is configured (see loadStripePartner); the sandbox otherwise. */
-  stripe?: StripePartner | null;
+  /**
+   * The card partner when Stripe is configured, null for the built-in sandbox. Required, so that
+   * no caller falls back to the sandbox by forgetting it; openModules loads the SDK only then.
+   */
+  stripe: StripePartner | null;
 }
 
 /** Builds every domain service once; both hosts mount routes over these same instances. */
@@ -60,7 +63,7 @@ export function createModules({
   clock,
   sessionSecret,
   metrics = METRICS_OFF,
-  stripe = null,
+  stripe,
 }: ModuleDeps) {
   const { db } = database;
   // Connects on the first listen, so one-shot commands (admin create) open no listener.

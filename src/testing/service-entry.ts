@@ -30,11 +30,14 @@ function find(): string {
   const builtAt = fs.statSync(built).mtimeMs;
   const newest = (dir: string): number =>
     Math.max(
-      0,
+      fs.statSync(dir).mtimeMs,
       ...fs.readdirSync(dir, { withFileTypes: true }).map((file) => {
         const full = path.join(dir, file.name);
-        return file.isDirectory() ? newest(full) : fs.statSync(full).mtimeMs;
+        if (file.isDirectory()) return newest(full);
+        // An editor's temporary file may be gone by now: it changes nothing either way.
+        return fs.statSync(full, { throwIfNoEntry: false })?.mtimeMs ?? 0;
       }),
     );
-  return newest(path.join(ROOT, 'src')) <= builtAt ? built : source;
+  // Strictly newer: a file saved in the build's own second (coarse clocks) runs from source.
+  return newest(path.join(ROOT, 'src')) < builtAt ? built : source;
 }
