@@ -4,8 +4,9 @@ import { build } from 'esbuild';
 
 /**
  * The dashboard's front end, bundled in memory by esbuild. The entries are found from the project
- * root, which is two folders up from both src/dashboard/bundle.ts (tsx, tests) and
- * dist/dashboard/bundle.js (npm start), so both run the same build from the same sources.
+ * root, which is two folders up from src/dashboard/bundle.ts (tsx), dist/dashboard/bundle.js
+ * (npm start) and the suite's dist-test/src/dashboard/bundle.js (whose src/dashboard/app holds
+ * links to the sources), so all run the same build from the same sources.
  */
 const APP = new URL('../../src/dashboard/app/', import.meta.url);
 const SCRIPT = fileURLToPath(new URL('main.tsx', APP));

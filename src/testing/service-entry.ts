@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// The project's own folder, also when this file runs from the compiled mirror of the suite
+// (dist-test, where package.json is a link back to it): the sources and the build are there.
+const ROOT = path.dirname(fs.realpathSync(fileURLToPath(new URL('../../package.json', import.meta.url))));
 
 let entry: string | null = null;
 

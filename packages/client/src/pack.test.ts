@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,8 +18,11 @@ import ts from 'typescript';
  * jose, the one dependency, is packed from this repository's node_modules beside it.
  */
 const run = promisify(execFile);
-const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+// The folders themselves, also when this file runs from the suite's compiled mirror (dist-test),
+// where each file is a link back to its source.
+const folderOf = (file: string) => dirname(realpathSync(fileURLToPath(new URL(file, import.meta.url))));
+const PACKAGE = folderOf('../package.json');
+const ROOT = folderOf('../../../package.json');
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const README = join(PACKAGE, 'README.md');
 

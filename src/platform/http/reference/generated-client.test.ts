@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -109,6 +109,20 @@ function typeCheck(files: string[]): string[] {
     .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
 }
 
+/**
+ * Runs a program as a seller would after their build: compiled to JavaScript by TypeScript, then
+ * imported (the suite itself runs compiled, with no TypeScript loader).
+ */
+async function importProgram(name: string) {
+  const source = await readFile(path.join(folder, name), 'utf8');
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  });
+  const compiled = path.join(folder, name.replace(/\.ts$/, '.mjs'));
+  await writeFile(compiled, outputText);
+  return import(pathToFileURL(compiled).href);
+}
+
 describe('a client generated from the OpenAPI documents', () => {
   test('types generate from both documents and a program written against them type-checks', async () => {
     const core = await generate(`${server.service.coreUrl}/v1/openapi.json`, 'core-api.d.ts');
@@ -123,7 +137,7 @@ describe('a client generated from the OpenAPI documents', () => {
   });
 
   test('with the base URL the SDK takes, it calls the core API and the checkout host', async () => {
-    const core = await import(pathToFileURL(path.join(folder, 'core-program.ts')).href);
+    const core = await importProgram('core-program.ts');
     // {base_url}: what the SDK's client is given (the test server listens on a port of its own).
     const baseUrl = `${server.service.coreUrl}/v1`;
     const result = await core.run(baseUrl, `generated-${uniqueSuffix()}@test.example`);
@@ -133,7 +147,7 @@ describe('a client generated from the OpenAPI documents', () => {
       valid: true,
       refused: { status: 401, code: 'unauthorized' },
     });
-    const pay = await import(pathToFileURL(path.join(folder, 'pay-program.ts')).href);
+    const pay = await importProgram('pay-program.ts');
     const answer = await pay.run(server.service.payUrl);
     assert.equal(answer.ready, 'ready');
     // {pay_url}: the checkout routes are addressed from it, as the interface writes them. An
