@@ -5,7 +5,7 @@ import { build } from 'esbuild';
 /**
  * The dashboard's front end, bundled in memory by esbuild. The entries are found from the project
  * root, which is two folders up from src/dashboard/bundle.ts (tsx), dist/dashboard/bundle.js
- * (npm start) and the suite's dist-test/src/dashboard/bundle.js (whose src/dashboard/app holds
+ * (npm start) and the suite's dist-test/run-<pid>/src/dashboard/bundle.js (whose app folder holds
  * links to the sources), so all run the same build from the same sources.
  */
 const APP = new URL('../../src/dashboard/app/', import.meta.url);

@@ -10,7 +10,8 @@ import { transform } from 'esbuild';
  * (on Node.js 20 each module's resolve and load is a round trip to the hooks' thread), about a
  * fifth of the suite's CPU (docs/performance.md, "The test suite's time").
  *
- * The compiled tree is a mirror of the project under `dist-test/`: every `.ts` file under `src`
+ * The compiled tree is a mirror of the project under `dist-test/run-<pid>/` (one per run, so two
+ * runs in one checkout do not meet; removed when the run ends): every `.ts` file under `src`
  * and `packages/*` becomes a `.js` file at the same path, transformed by esbuild file by file
  * with the options tsx uses, so the code that runs is what `node --import tsx` runs. Every other
  * file, the `.ts` sources included, is linked beside it, and so are the top-level entries that
@@ -19,7 +20,8 @@ import { transform } from 'esbuild';
  * those (`npm test -- src/modules/users/users.test.ts`); with none, every `*.test.ts` runs.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const MIRROR = path.join(ROOT, 'dist-test');
+const MIRRORS = path.join(ROOT, 'dist-test');
+const MIRROR = path.join(MIRRORS, `run-${process.pid}`);
 const TREES = ['src', 'packages'];
 const LINKED_AT_TOP = ['package.json', 'migrations', 'dist', 'artifacts'];
 const SKIPPED_FOLDERS = new Set(['node_modules', 'dist']);
@@ -27,7 +29,7 @@ const RUNNER_ARGS = ['--test', '--test-concurrency=4', '--test-timeout=900000'];
 
 async function main(): Promise<void> {
   const started = performance.now();
-  await fs.rm(MIRROR, { recursive: true, force: true });
+  await removeMirrorsOfEndedRuns();
   await fs.mkdir(path.join(ROOT, 'artifacts'), { recursive: true });
   await fs.mkdir(MIRROR, { recursive: true });
   for (const entry of LINKED_AT_TOP) await link(path.join(ROOT, entry), path.join(MIRROR, entry));
@@ -48,14 +50,38 @@ async function main(): Promise<void> {
   const chosen = process.argv.slice(2);
   const run = chosen.length > 0 ? chosen.map(mirroredTest) : tests.sort();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`# compiled ${files.filter(isCompiled).length} files to dist-test in ${seconds} s\n`);
+  const where = path.relative(ROOT, MIRROR);
+  process.stdout.write(`# compiled ${files.filter(isCompiled).length} files to ${where} in ${seconds} s\n`);
 
   const child = spawn(process.execPath, ['--enable-source-maps', ...RUNNER_ARGS, ...run], {
     stdio: 'inherit',
   });
   // A Ctrl-C reaches the runner through the terminal's process group; wait for it to finish.
   process.on('SIGINT', () => {});
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  child.on('exit', async (code, signal) => {
+    await fs.rm(MIRROR, { recursive: true, force: true });
+    process.exit(code ?? (signal ? 1 : 0));
+  });
+}
+
+/** A run that was killed leaves its mirror behind: removed by the next run. */
+async function removeMirrorsOfEndedRuns(): Promise<void> {
+  const names = await fs.readdir(MIRRORS).catch(() => []);
+  for (const name of names) {
+    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
+    if (pid && pid !== process.pid && isRunning(pid)) continue;
+    await fs.rm(path.join(MIRRORS, name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function walk(dir: string): Promise<string[]> {

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Log } from '../log.js';
 import type { Database } from './database.js';
 
-/** The same folder from src/ (tests, tsx) and from dist/ (compiled). */
+/** The same folder from src/ (tsx), dist/ (compiled) and the suite's mirror (dist-test/run-<pid>/src). */
 export const MIGRATIONS_DIR = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   '../../../migrations',
