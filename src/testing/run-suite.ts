@@ -1,23 +1,27 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transform } from 'esbuild';
+import { type TsconfigRaw, transform } from 'esbuild';
 
 /**
  * `npm test`: the suite, compiled to JavaScript first, then run by node's test runner without a
- * loader. Under `node --import tsx` every test file paid about 2.5 s of CPU for tsx's loader hooks
- * (on Node.js 20 each module's resolve and load is a round trip to the hooks' thread), about a
- * fifth of the suite's CPU (docs/performance.md, "The test suite's time").
+ * loader. Under `node --import tsx` every test file paid for tsx's loader hooks (on Node.js 20
+ * each module's resolve and load is a round trip to the hooks' thread): 8 % of the suite's CPU,
+ * and 2.5 s of CPU a file on a slow machine (docs/performance.md, "The test suite's time").
  *
  * The compiled tree is a mirror of the project under `dist-test/run-<pid>/` (one per run, so two
  * runs in one checkout do not meet; removed when the run ends): every `.ts` file under `src`
  * and `packages/*` becomes a `.js` file at the same path, transformed by esbuild file by file
- * with the options tsx uses, so the code that runs is what `node --import tsx` runs. Every other
- * file, the `.ts` sources included, is linked beside it, and so are the top-level entries that
- * code finds relative to itself (package.json, the migrations, dist, artifacts). Packages resolve
- * from the project's node_modules, one folder up. Names of test files given as arguments run only
- * those (`npm test -- src/modules/users/users.test.ts`); with none, every `*.test.ts` runs.
+ * with tsx's options and tsconfig.json's compiler options, so the code that runs is what
+ * `node --import tsx` runs. Every other file, the `.ts` sources included, is linked beside it,
+ * and so are the top-level entries that code finds relative to itself (package.json, the
+ * migrations, dist, artifacts). Packages resolve from the project's node_modules, two folders up.
+ *
+ * Arguments: test files run only those (`npm test -- src/modules/users/users.test.ts`); with
+ * none, every `*.test.ts` runs. Arguments that begin with `-` go to the runner
+ * (`npm test -- --test-name-pattern=refund`).
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MIRRORS = path.join(ROOT, 'dist-test');
@@ -26,10 +30,32 @@ const TREES = ['src', 'packages'];
 const LINKED_AT_TOP = ['package.json', 'migrations', 'dist', 'artifacts'];
 const SKIPPED_FOLDERS = new Set(['node_modules', 'dist']);
 const RUNNER_ARGS = ['--test', '--test-concurrency=4', '--test-timeout=900000'];
+const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-async function main(): Promise<void> {
-  const started = performance.now();
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const runnerFlags = args.filter((arg) => arg.startsWith('-'));
+  const chosen = args.filter((arg) => !arg.startsWith('-'));
+  const unknown = chosen.filter((name) => mirroredTest(name) === null);
+  if (unknown.length > 0) {
+    process.stderr.write(`not a test file of this project: ${unknown.join(', ')}\n`);
+    return 2;
+  }
   await removeMirrorsOfEndedRuns();
+  try {
+    const tests = await buildMirror();
+    const run = chosen.length > 0 ? chosen.map((name) => mirroredTest(name) as string) : tests;
+    return await runTests([...runnerFlags, ...run]);
+  } finally {
+    await fs.rm(MIRROR, { recursive: true, force: true });
+  }
+}
+
+/** Writes the mirror; returns its compiled test files in the order they run. */
+async function buildMirror(): Promise<string[]> {
+  const started = performance.now();
+  const compilerOptions = JSON.parse(await fs.readFile(path.join(ROOT, 'tsconfig.json'), 'utf8'))
+    .compilerOptions as TsconfigRaw['compilerOptions'];
   await fs.mkdir(path.join(ROOT, 'artifacts'), { recursive: true });
   await fs.mkdir(MIRROR, { recursive: true });
   for (const entry of LINKED_AT_TOP) await link(path.join(ROOT, entry), path.join(MIRROR, entry));
@@ -43,24 +69,33 @@ async function main(): Promise<void> {
       await link(file, mirrored);
       if (!isCompiled(file)) return;
       const compiled = mirrored.replace(/\.ts$/, '.js');
-      await fs.writeFile(compiled, await compile(file));
+      await fs.writeFile(compiled, await compile(file, compilerOptions));
       if (file.endsWith('.test.ts')) tests.push(compiled);
     }),
   );
-  const chosen = process.argv.slice(2);
-  const run = chosen.length > 0 ? chosen.map(mirroredTest) : tests.sort();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const where = path.relative(ROOT, MIRROR);
   process.stdout.write(`# compiled ${files.filter(isCompiled).length} files to ${where} in ${seconds} s\n`);
+  return tests.sort();
+}
 
-  const child = spawn(process.execPath, ['--enable-source-maps', ...RUNNER_ARGS, ...run], {
+/**
+ * Node's test runner on the compiled files; resolves with the exit code to pass on. A signal sent
+ * to this process (a Ctrl-C, a CI job's cancel, `timeout`) is passed to the runner, which reports
+ * what it has and ends; this process then ends as the runner did.
+ */
+function runTests(args: string[]): Promise<number> {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...RUNNER_ARGS, ...args], {
     stdio: 'inherit',
   });
-  // A Ctrl-C reaches the runner through the terminal's process group; wait for it to finish.
-  process.on('SIGINT', () => {});
-  child.on('exit', async (code, signal) => {
-    await fs.rm(MIRROR, { recursive: true, force: true });
-    process.exit(code ?? (signal ? 1 : 0));
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      for (const name of FORWARDED_SIGNALS) process.off(name, forward);
+      resolve(code ?? 128 + (signal ? os.constants.signals[signal] : 0));
+    });
   });
 }
 
@@ -100,7 +135,7 @@ function isCompiled(file: string): boolean {
   return file.endsWith('.ts') && !file.endsWith('.d.ts');
 }
 
-async function compile(file: string): Promise<string> {
+async function compile(file: string, compilerOptions: TsconfigRaw['compilerOptions']): Promise<string> {
   const source = await fs.readFile(file, 'utf8');
   const result = await transform(source, {
     loader: 'ts',
@@ -108,18 +143,17 @@ async function compile(file: string): Promise<string> {
     target: `node${process.versions.node}`,
     sourcemap: 'inline',
     sourcefile: file,
-    // What tsx reads from tsconfig.json that changes the output.
-    tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, useDefineForClassFields: true } },
+    // As tsx transforms: names of functions and classes kept as written (a stack, a log's name).
+    keepNames: true,
+    tsconfigRaw: { compilerOptions },
   });
   return result.code;
 }
 
-function mirroredTest(name: string): string {
+/** The compiled file of a test file named on the command line, or null when it is not one. */
+function mirroredTest(name: string): string | null {
   const relative = path.relative(ROOT, path.resolve(name));
-  if (relative.startsWith('..') || !relative.endsWith('.test.ts')) {
-    process.stderr.write(`not a test file of this project: ${name}\n`);
-    process.exit(2);
-  }
+  if (relative.startsWith('..') || !relative.endsWith('.test.ts')) return null;
   return path.join(MIRROR, relative.replace(/\.ts$/, '.js'));
 }
 
@@ -127,4 +161,4 @@ async function link(target: string, at: string): Promise<void> {
   await fs.symlink(path.relative(path.dirname(at), target), at);
 }
 
-await main();
+process.exitCode = await main();
