@@ -12,7 +12,7 @@ import { openStorage, type StorageKind, seedLicenses, writeBodies } from './stor
  * over BENCH_LICENSES licenses or on one key; with rate=N, at N requests a second paced as P4
  * paces them. The load runs S seconds unmeasured first (by default long enough to reach every
  * license once, plus 2). Prints the rate, latency, the service's CPU per request
- * (every thread, from /proc) and the functions with the most self time in its main thread; with
+ * (every thread, from /proc), the generator's (it shares the two cores) and the functions with the most self time in its main thread; with
  * trace-gc, the garbage collector's pauses during the load; with latencies=FILE (paced only), every
  * measured request's due time and latency written to FILE (see `latencyFile` in bench/load.ts).
  * Profile before optimising.
@@ -68,7 +68,7 @@ try {
   // Every request the service answered in the window: paced, that includes the generator's lead-in.
   const requests = measured.requests ?? measured.perSecond * seconds;
   console.log(
-    `${measured.perSecond} req/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, service CPU ${(cpu / requests).toFixed(3)} ms/request (main thread ${(mainCpu / requests).toFixed(3)})`,
+    `${measured.perSecond} req/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, service CPU ${(cpu / requests).toFixed(3)} ms/request (main thread ${(mainCpu / requests).toFixed(3)}), generator ${measured.cpuUsPerRequest ?? '?'} µs/request`,
   );
   if (traceGc) console.log(gcPauses(fs.readFileSync(logFile, 'utf8').slice(logFrom, logTo)));
   if (profiling) report(profiles);
