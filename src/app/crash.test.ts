@@ -53,6 +53,21 @@ async function withDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The receipts (`path event-id`) whose success is on record: what a node that died had settled.
+ * A receipt of the dead node's run that is not among them was in flight when it died.
+ */
+async function settledReceipts(db: Db): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+    .innerJoin('webhook_endpoints as w', 'w.id', 'a.endpoint_id')
+    .select(['d.event_id', 'w.url'])
+    .where('a.success', '=', true)
+    .execute();
+  return new Set(rows.map((row) => `${new URL(row.url).pathname.replace(/^\/hooks/, '')} ${row.event_id}`));
+}
+
 /** Resolves once `done()` holds; fails naming `what` if it does not within `ms`. */
 async function until(what: string, done: () => boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -174,6 +189,10 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
       }
     };
 
+    const receiptOf = (request: { path: string; json: { id: string } }) =>
+      `${request.path} ${request.json.id}`;
+    /** Receipts unsettled when a node died, and in how many deaths. */
+    const inFlightAtDeath = new Map<string, number>();
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       if (cycle > 0) {
         node = await serve(env);
@@ -222,6 +241,12 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
       await crash(node.proc);
       alive = false;
       await Promise.all([...buyers, ...devices, starter]);
+      // What this run sent and had not settled when it died: the only receipts that may repeat.
+      const settled = await withDatabase(settledReceipts);
+      const sentThisRun = new Set(receiver.requests.slice(seen.deliveries).map(receiptOf));
+      for (const receipt of sentThisRun) {
+        if (!settled.has(receipt)) inFlightAtDeath.set(receipt, (inFlightAtDeath.get(receipt) ?? 0) + 1);
+      }
     }
 
     // While no node ran, the leases the killed nodes held ran out (15 s for a delivery, five
@@ -308,13 +333,23 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
     node.proc.child.kill('SIGTERM');
     assert.equal(await node.proc.exited, 0);
     const repeats = (ids: (string | undefined)[]) => ids.length - new Set(ids).size;
+    // A delivery is sent again only when the node that sent it died before its outcome was on
+    // record: at most once more for each such death.
+    const receipts = new Map<string, number>();
+    for (const request of receiver.requests)
+      receipts.set(receiptOf(request), (receipts.get(receiptOf(request)) ?? 0) + 1);
+    const beyond = [...receipts].filter(
+      ([receipt, count]) => count - 1 > (inFlightAtDeath.get(receipt) ?? 0),
+    );
+    assert.deepEqual(beyond, [], 'receipts repeated beyond what was in flight when a node died');
+    const inFlight = [...inFlightAtDeath.values()].reduce((a, b) => a + b, 0);
     const answered = seats.calls.filter((call) => call.answer).length;
     t.diagnostic(
       `${seats.calls.length} seat calls, ${answered} answered (${expected.acquisitions.length} seats taken, ` +
         `${[...expected.releases.values()].reduce((a, b) => a + b, 0)} given back, ${held.size} held at the end); ` +
         `${started.length} purchases started, ${acknowledged.size} confirmed before a kill; ` +
         `${trials.starts.length} trial starts, ${trialsSeen.acknowledged.length} answered 201; ` +
-        `${repeats(receiver.requests.map((r) => r.json.id))} webhook and ` +
+        `${repeats(receiver.requests.map(receiptOf))} webhook repeats (${inFlight} in flight at a kill) and ` +
         `${repeats(sink.messages.map((m) => /^Message-ID: (\S+)/im.exec(m.raw)?.[1]))} mail repeats`,
     );
 

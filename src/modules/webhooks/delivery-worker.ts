@@ -6,24 +6,43 @@ import { nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import { DELIVERY_TIMEOUT_MS, type Sender, unsent } from './sender.js';
 import * as store from './store.js';
 
-/** Three times the 5 s a receiver gets, so a lease only runs out when its worker is gone. */
-export const LEASE_MS = 15_000;
 /**
- * Deliveries leased at once; the next lease is taken when fewer than REFILL_BELOW of them wait,
- * and attempts are settled in chunks of SETTLE_BATCH as they end (on PGlite each statement has a
- * fixed cost of a millisecond or so, which a chunk of 200 spreads thinner than one of 50).
+ * How long a lease runs: three times the 5 s a receiver gets. The worker renews what it holds
+ * every RENEW_EVERY_MS while it lives, so a lease only runs out when its worker is gone (or the
+ * database was out of reach for that long).
+ */
+export const LEASE_MS = 15_000;
+const RENEW_EVERY_MS = LEASE_MS / 3;
+/**
+ * Deliveries leased at once, and at most ENDPOINT_HOLD of one endpoint in a claim; an endpoint
+ * with more than HOLD_LOW still waiting is not claimed for at all, so a slow receiver's backlog
+ * neither fills the worker nor holds up the others. The next lease is taken when fewer than
+ * REFILL_BELOW deliveries of such endpoints wait.
  */
 const CLAIM_BATCH = 200;
+export const ENDPOINT_HOLD = 50;
+const HOLD_LOW = ENDPOINT_HOLD / 2;
 const REFILL_BELOW = 100;
-export const SETTLE_BATCH = 200;
+/**
+ * Attempts are settled (made durable) in chunks of at most SETTLE_BATCH, at the latest
+ * SETTLE_AFTER_MS after the first of them ended: an outcome is on record long before the lease
+ * that covers it could run out, and a node that dies repeats only what was still in flight.
+ */
+export const SETTLE_BATCH = 100;
+export const SETTLE_AFTER_MS = 100;
 /** Deliveries in flight to one endpoint at a time; a slow receiver holds up only itself. */
 export const PER_ENDPOINT_CONCURRENCY = 4;
 /** Deliveries in flight from one node, over all endpoints. */
 const NODE_CONCURRENCY = 64;
 /** Events turned into deliveries before the next sends: a backlog does not delay the first one. */
 const FAN_OUT_BATCH = 200;
-/** A claimed delivery is only started while its lease outlasts a full attempt and its settling. */
+/**
+ * A delivery is only started while the lease this worker holds outlasts a full attempt and its
+ * settling; when renewals fail (the database away), what is left is not sent.
+ */
 const LEASE_MARGIN_MS = DELIVERY_TIMEOUT_MS + 2_000;
+/** While sends are under way and nothing new was found, new work is looked for this often. */
+const LOOK_AGAIN_MS = 1_000;
 /** Endpoints answering nothing but failures for this long are disabled. */
 export const SUSTAINED_FAILURE_MS = 5 * 24 * 60 * 60_000;
 
@@ -34,7 +53,12 @@ export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
  * A pass repeats, until nothing is left: turn a bounded batch of new events into deliveries,
  * lease a batch of due ones, send them (at most PER_ENDPOINT_CONCURRENCY to one endpoint at
  * once, endpoints side by side, NODE_CONCURRENCY in all) over kept-alive connections, and
- * settle the attempts in batched statements while the rest are still being sent.
+ * settle the attempts in small batched statements while the rest are still being sent.
+ *
+ * Once each: a lease is renewed for as long as its worker holds the delivery, and an outcome is
+ * settled within SETTLE_AFTER_MS of its answer, on the same chain of statements as the renewals,
+ * so a settlement always names the lease as it stands. A delivery is therefore sent again only
+ * when its attempt failed, or when its node died before the outcome was on record.
  */
 export function createDeliveryWorker({
   db,
@@ -56,9 +80,12 @@ export function createDeliveryWorker({
       : // A merchant endpoint whose product dropped its URL: the delivery fails and retries.
         unsent('the product has no merchant webhook URL');
     const at = clock.now();
+    // Attempts are counted as they are settled, so this is the attempt's number unless a resend
+    // by hand got in between (the log then numbers it from the database).
+    const number = delivery.attempts + 1;
     const delay = result.success
       ? null
-      : nextAttemptDelay(delivery.attempts, {
+      : nextAttemptDelay(number, {
           statusCode: result.statusCode,
           timedOut: result.timedOut,
           retryAfterMs: parseRetryAfter(result.retryAfter, at),
@@ -74,7 +101,7 @@ export function createDeliveryWorker({
       {
         deliveryId: delivery.id,
         endpointId: delivery.endpoint_id,
-        attempt: delivery.attempts,
+        attempt: number,
         statusCode: result.statusCode,
         status,
       },
@@ -84,7 +111,7 @@ export function createDeliveryWorker({
       record: {
         deliveryId: delivery.id,
         endpointId: delivery.endpoint_id,
-        attempt: delivery.attempts,
+        attempt: number,
         trigger: delivery.trigger === 'auto' ? 'auto' : 'manual',
         ...result,
         at,
@@ -92,14 +119,21 @@ export function createDeliveryWorker({
       next: {
         status,
         retryAt: delay === null ? null : new Date(at.getTime() + delay),
+        // Filled in when the chunk is settled: the lease may be renewed meanwhile.
         leasedUntil: delivery.leased_until as Date,
       },
     };
   }
 
-  /** Settles a chunk of attempts, then switches off the endpoints they show to be gone. */
-  async function settle(chunk: store.Settlement[], kinds: Map<string, 'core' | 'merchant'>): Promise<void> {
-    const endpoints = await store.settleAttempts(db, chunk);
+  /**
+   * Switches off the endpoints a settled chunk shows to be gone. Its own failure is only logged:
+   * the outcomes are on record, and the next failure of the endpoint decides again.
+   */
+  async function disableGone(
+    chunk: store.Settlement[],
+    endpoints: Awaited<ReturnType<typeof store.settleAttempts>>,
+    kinds: Map<string, 'core' | 'merchant'>,
+  ): Promise<void> {
     for (const endpoint of endpoints) {
       // A merchant endpoint is switched by its product's merchantWebhookUrl alone (sellers have
       // no enable route for it), so its failures retry and end as failed but never switch it off.
@@ -115,80 +149,151 @@ export function createDeliveryWorker({
       )
         reason = 'every delivery failed for 5 days';
       if (!reason) continue;
-      await store.setEndpointEnabled(db, endpoint.id, false, reason, lastFailure);
-      log.warn({ endpointId: endpoint.id }, 'webhook.endpoint.disabled');
+      try {
+        await store.setEndpointEnabled(db, endpoint.id, false, reason, lastFailure);
+        log.warn({ endpointId: endpoint.id }, 'webhook.endpoint.disabled');
+      } catch (err) {
+        log.warn(
+          { err: { message: (err as Error).message }, endpointId: endpoint.id },
+          'webhook.endpoint.disable_failed',
+        );
+      }
     }
   }
 
   /**
    * The sending side of one pass: per-endpoint queues of leased deliveries, each served by up
    * to PER_ENDPOINT_CONCURRENCY lanes (NODE_CONCURRENCY sends at once in all), whose attempts
-   * are settled a chunk at a time, in the order they ended, beside the sends.
+   * are settled a chunk at a time, in the order they ended, beside the sends. Every statement
+   * of the pass after its claims (settling, renewing, handing back) runs on one chain, in order.
    */
   function createLanes() {
-    const queues = new Map<string, { waiting: Leased[]; lanes: number }>();
+    const queues = new Map<string, { waiting: Held[]; lanes: number }>();
     const kinds = new Map<string, 'core' | 'merchant'>();
+    /** Every delivery this pass leased and has not yet settled or handed back. */
+    const held = new Map<string, Held>();
     const slots = semaphore(NODE_CONCURRENCY);
     const running = new Set<Promise<void>>();
     const changed = new Set<() => void>();
-    const unsent = new Map<number, { leasedUntil: Date; ids: string[] }>();
-    let waiting = 0;
+    const unsent: Held[] = [];
     let attempted = 0;
-    let pending: store.Settlement[] = [];
-    let settling: Promise<void> = Promise.resolve();
+    let pending: { held: Held; settlement: store.Settlement }[] = [];
+    let chain: Promise<void> = Promise.resolve();
+    let settleTimer: NodeJS.Timeout | null = null;
     // Set when the node stops: what has not been sent yet goes back, leased to nobody.
     let abandoned = false;
-    const handBack = (delivery: store.ClaimedDelivery) => {
-      const lease = delivery.leased_until as Date;
-      const group = unsent.get(lease.getTime()) ?? { leasedUntil: lease, ids: [] };
-      group.ids.push(delivery.id);
-      unsent.set(lease.getTime(), group);
+
+    /** Runs `step` after every statement queued before it; its failure is its own to handle. */
+    const enqueue = (step: () => Promise<void>) => {
+      chain = chain.then(step);
+      return chain;
     };
 
     const flush = () => {
+      if (settleTimer) clearTimeout(settleTimer);
+      settleTimer = null;
       const chunk = pending;
       pending = [];
       if (chunk.length === 0) return;
-      settling = settling.then(() => settle(chunk, kinds));
-      // A failure surfaces from close(), not as an unhandled rejection before it.
-      settling.catch(() => {});
+      void enqueue(async () => {
+        // The lease as it stands now: a renewal earlier on the chain may have moved it.
+        const settlements = chunk.map(({ held: h, settlement }) => ({
+          ...settlement,
+          next: { ...settlement.next, leasedUntil: h.delivery.leased_until as Date },
+        }));
+        let endpoints: Awaited<ReturnType<typeof store.settleAttempts>>;
+        try {
+          endpoints = await store.settleAttempts(db, settlements);
+        } catch (err) {
+          // Kept, renewed with the rest and tried again: the outcomes are not lost to a blip.
+          log.warn(
+            { err: { message: (err as Error).message }, count: chunk.length },
+            'webhook.delivery.settle_failed',
+          );
+          pending = [...chunk, ...pending];
+          settleTimer ??= setTimeout(flush, RENEW_EVERY_MS);
+          return;
+        }
+        for (const { held: h } of chunk) held.delete(h.delivery.id);
+        await disableGone(settlements, endpoints, kinds);
+      });
     };
-    const until = (done: () => boolean) =>
+
+    /** Extends every lease still held; one that cannot be extended is given up unsent. */
+    const renew = () =>
+      enqueue(async () => {
+        const items = [...held.values()].filter((h) => !h.lost);
+        if (items.length === 0) return;
+        const until = new Date(clock.now().getTime() + LEASE_MS);
+        const at = performance.now();
+        try {
+          const renewed = await store.renewLeases(
+            db,
+            items.map((h) => ({ id: h.delivery.id, leasedUntil: h.delivery.leased_until as Date })),
+            until,
+          );
+          for (const h of items) {
+            if (renewed.has(h.delivery.id)) {
+              h.delivery.leased_until = until;
+              h.heldUntil = at + LEASE_MS;
+            } else h.lost = true;
+          }
+        } catch (err) {
+          // The leases run on; a delivery is not started once too little of its lease is left.
+          log.warn({ err: { message: (err as Error).message } }, 'webhook.delivery.renew_failed');
+        }
+      });
+    const renewTimer = setInterval(() => void renew(), RENEW_EVERY_MS);
+    renewTimer.unref();
+
+    const until = (done: () => boolean, ms?: number) =>
       new Promise<void>((resolve) => {
         if (done()) return resolve();
-        const check = () => {
-          if (!done()) return;
+        let timer: NodeJS.Timeout | null = null;
+        const check = (force = false) => {
+          if (!force && !done()) return;
           changed.delete(check);
+          if (timer) clearTimeout(timer);
           resolve();
         };
         changed.add(check);
+        if (ms !== undefined) timer = setTimeout(() => check(true), ms);
       });
     const tell = () => {
       for (const check of [...changed]) check();
     };
+    /** Endpoints with enough waiting that a claim leaves them out. */
+    const saturated = () => [...queues].filter(([, q]) => q.waiting.length > HOLD_LOW).map(([id]) => id);
+    /** Deliveries waiting to be started, of endpoints a claim would still take more for. */
+    const waitingToRefill = () => {
+      let count = 0;
+      for (const queue of queues.values())
+        if (queue.waiting.length <= HOLD_LOW) count += queue.waiting.length;
+      return count;
+    };
 
-    async function lane(endpointId: string, queue: { waiting: Leased[]; lanes: number }): Promise<void> {
+    async function lane(endpointId: string, queue: { waiting: Held[]; lanes: number }): Promise<void> {
       for (let next = queue.waiting.shift(); next; next = queue.waiting.shift()) {
-        waiting--;
         tell();
         await slots.acquire();
         try {
-          // Behind a slow receiver a lease may run short: what cannot finish in it goes back.
-          if (abandoned || performance.now() - next.leasedAt > LEASE_MS - LEASE_MARGIN_MS) {
-            handBack(next.delivery);
-          } else {
-            // Read `pending` after the attempt: a flush meanwhile replaces the array.
+          // Settled or cancelled by someone else meanwhile (a resend by hand, the endpoint off).
+          if (next.lost) held.delete(next.delivery.id);
+          else if (abandoned || next.heldUntil - performance.now() < LEASE_MARGIN_MS) unsent.push(next);
+          else {
             const settlement = await attempt(next.delivery);
-            pending.push(settlement);
+            pending.push({ held: next, settlement });
             attempted++;
+            if (pending.length >= SETTLE_BATCH) flush();
+            else settleTimer ??= setTimeout(flush, SETTLE_AFTER_MS);
           }
         } catch (err) {
-          // Left leased: the delivery is taken again when its lease runs out.
+          // Left leased (no longer renewed): the delivery is taken again when its lease runs out.
+          held.delete(next.delivery.id);
           log.error({ err, deliveryId: next.delivery.id }, 'webhook.delivery.attempt_failed');
         } finally {
           slots.release();
         }
-        if (pending.length >= SETTLE_BATCH) flush();
       }
       queue.lanes--;
       if (queue.lanes === 0) queues.delete(endpointId);
@@ -198,8 +303,9 @@ export function createDeliveryWorker({
       get attempted() {
         return attempted;
       },
+      saturated,
       add(claimed: store.ClaimedDelivery[]): void {
-        const leasedAt = performance.now();
+        const heldUntil = performance.now() + LEASE_MS;
         for (const delivery of claimed) {
           kinds.set(delivery.endpoint_id, delivery.kind);
           let queue = queues.get(delivery.endpoint_id);
@@ -207,8 +313,9 @@ export function createDeliveryWorker({
             queue = { waiting: [], lanes: 0 };
             queues.set(delivery.endpoint_id, queue);
           }
-          queue.waiting.push({ delivery, leasedAt });
-          waiting++;
+          const item: Held = { delivery, heldUntil, lost: false };
+          held.set(delivery.id, item);
+          queue.waiting.push(item);
           while (queue.lanes < PER_ENDPOINT_CONCURRENCY && queue.lanes < queue.waiting.length) {
             queue.lanes++;
             const current = lane(delivery.endpoint_id, queue).finally(() => {
@@ -219,29 +326,47 @@ export function createDeliveryWorker({
           }
         }
       },
-      /** Resolves once fewer than `count` deliveries wait to be started, or none is in flight. */
-      below: (count: number) => until(() => waiting < count || running.size === 0),
+      /** Resolves once fewer than `count` deliveries a claim would add to wait, or none is in flight. */
+      below: (count: number) => until(() => waitingToRefill() < count || running.size === 0),
+      /** Resolves once a saturated endpoint can take more, nothing is in flight, or after `ms`. */
+      settleDown: (ms: number) => {
+        const before = saturated();
+        return until(() => {
+          if (running.size === 0) return true;
+          const now = new Set(saturated());
+          return before.some((id) => !now.has(id));
+        }, ms);
+      },
       idle: () => running.size === 0,
       /** Starts nothing more: the sends under way finish, every other delivery is handed back. */
       abandon(): void {
         abandoned = true;
         for (const queue of queues.values()) {
-          for (const { delivery } of queue.waiting) handBack(delivery);
-          waiting -= queue.waiting.length;
+          unsent.push(...queue.waiting.filter((h) => !h.lost));
           queue.waiting.length = 0;
         }
         tell();
       },
-      drained: () => until(() => running.size === 0),
       /** Waits for every send, settles what is left and hands back what was not sent. */
       async close(): Promise<void> {
         try {
           await until(() => running.size === 0);
           flush();
-          await settling;
+          await chain;
+          if (pending.length > 0) {
+            // One more try for outcomes a failed settle kept; then they are left to the lease.
+            flush();
+            await chain;
+          }
         } finally {
+          clearInterval(renewTimer);
+          if (settleTimer) clearTimeout(settleTimer);
           // Handed back even when settling failed: a release need not wait out the lease.
-          for (const { leasedUntil, ids } of unsent.values()) await store.releaseLeases(db, ids, leasedUntil);
+          const back = unsent.map((h) => ({
+            id: h.delivery.id,
+            leasedUntil: h.delivery.leased_until as Date,
+          }));
+          await chain.then(() => store.releaseLeases(db, back));
         }
       },
     };
@@ -271,9 +396,13 @@ export function createDeliveryWorker({
           const claimed = await store.claimDue(
             db,
             clock.now(),
-            LEASE_MS,
-            // Told to stop meanwhile: nothing more is claimed only to be handed back.
-            stopping?.aborted ? 0 : CLAIM_BATCH - fannedOut.leased.length,
+            {
+              ms: LEASE_MS,
+              // Told to stop meanwhile: nothing more is claimed only to be handed back.
+              limit: stopping?.aborted ? 0 : CLAIM_BATCH - fannedOut.leased.length,
+              perEndpoint: ENDPOINT_HOLD,
+              skip: lanes.saturated(),
+            },
             fannedOut.leased,
           );
           lanes.add(claimed);
@@ -281,7 +410,8 @@ export function createDeliveryWorker({
           if (stopping?.aborted) lanes.abandon();
           if (claimed.length > 0 || fannedOut.events === FAN_OUT_BATCH) await lanes.below(REFILL_BELOW);
           else if (lanes.idle()) break;
-          else await lanes.drained();
+          // Sends under way and nothing new: look again soon, or once a busy endpoint has room.
+          else await lanes.settleDown(LOOK_AGAIN_MS);
         }
       } finally {
         stopping?.removeEventListener('abort', abandon);
@@ -295,10 +425,12 @@ export function createDeliveryWorker({
   };
 }
 
-interface Leased {
+interface Held {
   delivery: store.ClaimedDelivery;
-  /** performance.now() when it was leased. */
-  leasedAt: number;
+  /** performance.now() until which this worker's lease surely holds (its last renewal). */
+  heldUntil: number;
+  /** Set when a renewal found the lease no longer this worker's: it is not sent. */
+  lost: boolean;
 }
 
 /** A counter of free places; acquire() waits for one. */

@@ -161,9 +161,9 @@ export async function deleteEndpoint(executor: Executor, userId: string, id: str
  * work without handing out an event twice. Returns how many events were handled.
  *
  * With `lease`, up to `lease.limit` of the new deliveries are written already leased to the
- * caller, their first attempt counted, as claimDue would lease them: the worker sends them
- * without claiming them in a second statement, and a worker that dies leaves them to other nodes
- * when the lease runs out, as any claimed delivery. They are returned as written.
+ * caller, as claimDue would lease them: the worker sends them without claiming them in a second
+ * statement, and a worker that dies leaves them to other nodes when the lease runs out, as any
+ * claimed delivery. They are returned as written.
  */
 export async function fanOutEvents(
   db: Db,
@@ -223,7 +223,7 @@ export async function fanOutEvents(
     );
     const leased = lease ? deliveries.slice(0, lease.limit) : [];
     const leasedUntil = new Date(now.getTime() + (lease?.ms ?? 0));
-    for (const delivery of leased) Object.assign(delivery, { leased_until: leasedUntil, attempts: 1 });
+    for (const delivery of leased) delivery.leased_until = leasedUntil;
     // One array a column, and each payload, type and time copied from its event by the database:
     // a statement of fixed text, where a row of parameters each made hundreds of rows parsed
     // and planned, and every payload went back as JSON it had just been parsed from.
@@ -342,42 +342,68 @@ export type ClaimedDelivery = WebhookDeliveryRow & {
 };
 
 /**
- * Leases up to `limit` due deliveries of enabled endpoints to this worker and counts the
- * attempt. The lease outlives the request timeout; a worker that dies leaves it to run out,
- * and the delivery is taken again with the same event id. Deliveries the caller leased already
- * (at fan-out) come back first, their targets found in the same lookup.
+ * Leases up to `limit` due deliveries of enabled endpoints to this worker, at most `perEndpoint`
+ * of any one endpoint and none of the endpoints in `skip` (those the worker already holds enough
+ * of), so a slow receiver's backlog does not fill the worker. The lease is the worker's to renew
+ * (renewLeases); a worker that dies leaves it to run out, and the delivery is taken again with
+ * the same event id. Nothing is counted here: an attempt counts when its outcome is settled.
+ * Deliveries the caller leased already (at fan-out) come back first, their targets found in the
+ * same lookup.
  */
 export async function claimDue(
   db: Db,
   now: Date,
-  leaseMs: number,
-  limit: number,
+  lease: { ms: number; limit: number; perEndpoint: number; skip: readonly string[] },
   leased: readonly WebhookDeliveryRow[] = [],
 ): Promise<ClaimedDelivery[]> {
-  if (limit <= 0) return withTargets(db, leased);
-  const leasedUntil = new Date(now.getTime() + leaseMs);
-  const claimed = await db
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({ leased_until: leasedUntil, attempts: eb('attempts', '+', 1), updated_at: now }))
-    .where(
-      'id',
-      'in',
-      db
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-        .select('d.id')
-        .where('d.status', '=', 'pending')
-        .where('d.next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('d.leased_until', 'is', null), eb('d.leased_until', '<=', now)]))
-        .where('w.enabled', '=', true)
-        .orderBy('d.next_attempt_at')
-        .limit(limit)
-        .forUpdate('d')
-        .skipLocked(),
+  if (lease.limit <= 0) return withTargets(db, leased);
+  const leasedUntil = new Date(now.getTime() + lease.ms);
+  // The window picks the candidates; the outer select locks them (FOR UPDATE cannot sit beside
+  // a window function), skipping those another worker is claiming.
+  const { rows: claimed } = await sql<WebhookDeliveryRow>`
+    update webhook_deliveries set leased_until = ${leasedUntil}::timestamptz, updated_at = ${now}::timestamptz
+    where id in (
+      select d.id from webhook_deliveries d
+      where d.id in (
+        select c.id from (
+          select d.id, d.next_attempt_at,
+            row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as n
+          from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+          where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
+            and (d.leased_until is null or d.leased_until <= ${now}::timestamptz)
+            and w.enabled and d.endpoint_id <> all(${[...lease.skip]}::uuid[])
+        ) c
+        where c.n <= ${lease.perEndpoint}
+        order by c.next_attempt_at
+        limit ${lease.limit}
+      )
+      and d.status = 'pending' and (d.leased_until is null or d.leased_until <= ${now}::timestamptz)
+      for update skip locked
     )
-    .returningAll()
-    .execute();
+    returning *`.execute(db);
   return withTargets(db, [...leased, ...claimed]);
+}
+
+/**
+ * Extends the leases this worker still holds to `until`, each only while it holds the lease it
+ * names; returns the ids extended. One that is not was settled or cancelled by someone else
+ * (a resend by hand, the endpoint switched off) or, after a long stall, taken by another worker.
+ */
+export async function renewLeases(
+  executor: Executor,
+  held: readonly { id: string; leasedUntil: Date }[],
+  until: Date,
+): Promise<Set<string>> {
+  if (held.length === 0) return new Set();
+  const { rows } = await sql<{ id: string }>`
+    update webhook_deliveries d set leased_until = ${until}::timestamptz
+    from unnest(
+      ${held.map((h) => h.id)}::uuid[],
+      ${held.map((h) => h.leasedUntil)}::timestamptz[]
+    ) as v (id, leased_until)
+    where d.id = v.id and d.leased_until = v.leased_until
+    returning d.id`.execute(executor);
+  return new Set(rows.map((row) => row.id));
 }
 
 /**
@@ -432,8 +458,9 @@ export interface AttemptRecord {
   at: Date;
 }
 
-/** Logs attempts, one array a column. */
+/** Logs attempts, one array a column (each record's `attempt` is its number). */
 async function insertAttempts(executor: Executor, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
   await sql`
     insert into webhook_attempts (id, delivery_id, endpoint_id, attempt, trigger, status_code,
       response_body, success, duration_ms, error, created_at)
@@ -498,6 +525,7 @@ export async function recordAttempt(
 }
 
 export interface Settlement {
+  /** Its `attempt` is given by the settling: the delivery's count of attempts made, plus one. */
   record: AttemptRecord;
   /** The delivery's next state; applied only while this worker's lease still holds it. */
   next: { status: 'succeeded' | 'failed' | 'pending'; retryAt: Date | null; leasedUntil: Date };
@@ -506,7 +534,10 @@ export interface Settlement {
 /**
  * recordAttempt for many attempts at once, in one transaction of four statements: the health of
  * each endpoint (its attempts applied in the order given), the deliveries settled, the attempts
- * logged. Returns the endpoints as they stand after.
+ * logged. Every attempt is counted on its delivery and logged under the number that count gives
+ * it, even when the lease was lost meanwhile (the attempt was made all the same); only the state
+ * waits on the lease. An attempt of a delivery deleted meanwhile (its endpoint was) is dropped.
+ * Returns the endpoints as they stand after.
  */
 export async function settleAttempts(
   db: Db,
@@ -566,37 +597,67 @@ export async function settleAttempts(
       from (values ${endpointRows}) as v (id, reset, failures, failing_since, last_success, last_failure)
       where w.id = v.id
       returning w.*`.execute(trx);
-    // One array a column (see fanOutEvents): the same text whatever the chunk's size.
-    const records = settlements.map(({ record }) => record);
-    await sql`
-      update webhook_deliveries d set
-        status = v.status, next_attempt_at = v.retry_at, leased_until = null, updated_at = v.at
-      from unnest(
-        ${records.map((r) => r.deliveryId)}::uuid[],
-        ${settlements.map(({ next }) => next.status)}::text[],
-        ${settlements.map(({ next }) => next.retryAt)}::timestamptz[],
-        ${settlements.map(({ next }) => next.leasedUntil)}::timestamptz[],
-        ${records.map((r) => r.at)}::timestamptz[]
-      ) as v (id, status, retry_at, leased_until, at)
-      where d.id = v.id and d.leased_until = v.leased_until`.execute(trx);
-    await insertAttempts(trx, records);
+    // One array a column (see fanOutEvents): the same text whatever the chunk's size. An update
+    // changes a row once however often it is named, so a delivery attempted twice in the chunk
+    // is settled in a second round.
+    const logged: AttemptRecord[] = [];
+    for (const round of rounds(settlements)) {
+      const { rows } = await sql<{ id: string; attempts: number }>`
+        update webhook_deliveries d set
+          attempts = d.attempts + 1,
+          status = case when d.leased_until = v.leased_until then v.status else d.status end,
+          next_attempt_at = case when d.leased_until = v.leased_until then v.retry_at else d.next_attempt_at end,
+          leased_until = case when d.leased_until = v.leased_until then null else d.leased_until end,
+          updated_at = v.at
+        from unnest(
+          ${round.map(({ record }) => record.deliveryId)}::uuid[],
+          ${round.map(({ next }) => next.status)}::text[],
+          ${round.map(({ next }) => next.retryAt)}::timestamptz[],
+          ${round.map(({ next }) => next.leasedUntil)}::timestamptz[],
+          ${round.map(({ record }) => record.at)}::timestamptz[]
+        ) as v (id, status, retry_at, leased_until, at)
+        where d.id = v.id
+        returning d.id, d.attempts`.execute(trx);
+      const numbers = new Map(rows.map((row) => [row.id, row.attempts]));
+      for (const { record } of round) {
+        const attempt = numbers.get(record.deliveryId);
+        if (attempt !== undefined) logged.push({ ...record, attempt });
+      }
+    }
+    await insertAttempts(trx, logged);
     return endpoints;
   });
 }
 
-/** Hands claimed deliveries back unsent, as if never claimed, while this lease still holds them. */
+/** Settlements split, in order, into rounds that name each delivery at most once. */
+function rounds(settlements: readonly Settlement[]): Settlement[][] {
+  const result: { ids: Set<string>; items: Settlement[] }[] = [];
+  for (const settlement of settlements) {
+    const id = settlement.record.deliveryId;
+    let round = result.find((r) => !r.ids.has(id));
+    if (!round) {
+      round = { ids: new Set(), items: [] };
+      result.push(round);
+    }
+    round.ids.add(id);
+    round.items.push(settlement);
+  }
+  return result.map((r) => r.items);
+}
+
+/** Hands claimed deliveries back unsent, each while the lease it names still holds it. */
 export async function releaseLeases(
   executor: Executor,
-  ids: readonly string[],
-  leasedUntil: Date,
+  held: readonly { id: string; leasedUntil: Date }[],
 ): Promise<void> {
-  if (ids.length === 0) return;
-  await executor
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({ leased_until: null, attempts: eb('attempts', '-', 1) }))
-    .where('id', 'in', ids)
-    .where('leased_until', '=', leasedUntil)
-    .execute();
+  if (held.length === 0) return;
+  await sql`
+    update webhook_deliveries d set leased_until = null
+    from unnest(
+      ${held.map((h) => h.id)}::uuid[],
+      ${held.map((h) => h.leasedUntil)}::timestamptz[]
+    ) as v (id, leased_until)
+    where d.id = v.id and d.leased_until = v.leased_until`.execute(executor);
 }
 
 export function insertDelivery(

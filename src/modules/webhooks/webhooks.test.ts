@@ -416,7 +416,12 @@ describe('delivery', () => {
     await issueLicense(seller, appId);
     const { fanOutEvents, claimDue } = await import('./store.js');
     await fanOutEvents(server.db, clock.now(), 100);
-    const claimed = await claimDue(server.db, clock.now(), 15_000, 100);
+    const claimed = await claimDue(server.db, clock.now(), {
+      ms: 15_000,
+      limit: 100,
+      perEndpoint: 50,
+      skip: [],
+    });
     assert.ok(claimed.length >= 1, 'a worker claimed it, then "crashed"');
     await work();
     assert.equal(arrivals('/lease'), 0, 'nobody else takes a leased delivery');
@@ -434,9 +439,11 @@ describe('delivery', () => {
     const fannedOut = await fanOutEvents(server.db, clock.now(), 100, { ms: 15_000, limit: 100 });
     const mine = fannedOut.leased.find((d) => d.endpoint_id && d.event_type === 'license.created');
     assert.ok(mine, 'the fan-out wrote the delivery leased, then its worker "crashed"');
-    assert.equal(mine.attempts, 1);
+    assert.equal(mine.attempts, 0, 'an attempt counts once it is made, not when it is leased');
     assert.deepEqual(
-      (await claimDue(server.db, clock.now(), 15_000, 100)).filter((d) => d.id === mine.id),
+      (await claimDue(server.db, clock.now(), { ms: 15_000, limit: 100, perEndpoint: 50, skip: [] })).filter(
+        (d) => d.id === mine.id,
+      ),
       [],
       'a delivery leased at fan-out is not claimed again while the lease runs',
     );
@@ -448,7 +455,7 @@ describe('delivery', () => {
     assert.equal(arrived.length, 1);
     assert.equal(arrived[0]?.json.id, mine.event_id);
     const [log] = (await logsOf(seller, mine.endpoint_id)).logs;
-    assert.equal(log.attempt, 2, 'the lost attempt counts');
+    assert.equal(log.attempt, 1, 'a lease that ran out unsent is no attempt');
   });
 
   test('a burst larger than one settling chunk is sent once and settled in full', async () => {
@@ -509,6 +516,51 @@ describe('delivery', () => {
       await work();
       assert.equal(arrivals('/stopping'), 10);
       assert.equal((await logsOf(seller, webhook.id)).total, 10);
+    } finally {
+      release();
+      receiver.answer({ status: 200, body: 'ok' });
+    }
+  });
+
+  test('an outcome is on record while the rest of its pass is still being sent', async () => {
+    const { seller, appId, webhook } = await sellerWithEndpoint(
+      ['license.created'],
+      `${receiver.url}/prompt`,
+    );
+    for (let i = 0; i < 5; i++) await issueLicense(seller, appId);
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let answered = 0;
+    // The first send is answered at once; the others are held until the test lets them go.
+    receiver.answer((r) =>
+      receiverPath(r) === '/prompt' && answered++ > 0
+        ? { status: 200, heldUntil: released }
+        : { status: 200 },
+    );
+    try {
+      let passEnded = false;
+      const pass = work().finally(() => {
+        passEnded = true;
+      });
+      const settled = () =>
+        server.db
+          .selectFrom('webhook_deliveries')
+          .select(['status', 'attempts'])
+          .where('endpoint_id', '=', webhook.id)
+          .where('status', '=', 'succeeded')
+          .execute();
+      // A node that died now would send again only what it had not heard back from.
+      for (let tries = 0; (await settled()).length === 0; tries++) {
+        assert.ok(tries < 200, 'the answered delivery was never settled while the others were held');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(passEnded, false, 'settled while the pass was still sending');
+      assert.deepEqual(await settled(), [{ status: 'succeeded', attempts: 1 }]);
+      release();
+      await pass;
+      assert.equal((await settled()).length, 5);
     } finally {
       release();
       receiver.answer({ status: 200, body: 'ok' });
