@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
 import { envelopeOf } from './envelope.js';
 import { nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
-import { DELIVERY_TIMEOUT_MS, type Sender, unsent } from './sender.js';
+import { DELIVERY_TIMEOUT_MS, SENDS_IN_FLIGHT, type Sender, unsent } from './sender.js';
 import * as store from './store.js';
 
 /**
@@ -33,7 +33,7 @@ export const SETTLE_AFTER_MS = 100;
 /** Deliveries in flight to one endpoint at a time; a slow receiver holds up only itself. */
 export const PER_ENDPOINT_CONCURRENCY = 4;
 /** Deliveries in flight from one node, over all endpoints. */
-const NODE_CONCURRENCY = 64;
+const NODE_CONCURRENCY = SENDS_IN_FLIGHT;
 /** Events turned into deliveries before the next sends: a backlog does not delay the first one. */
 const FAN_OUT_BATCH = 200;
 /**

@@ -5,6 +5,12 @@ import { bodySignature, standardSignature } from './webhook-signature.js';
 
 /** The receiver has this long for the whole exchange (connect, send, answer, body). */
 export const DELIVERY_TIMEOUT_MS = 5_000;
+/**
+ * Added to the receiver's 5 s before an attempt is cut off: on a busy node (PGlite runs on the
+ * event loop) an answer given just inside the 5 s can be read a little after them, and a
+ * receiver that kept to its time must not be counted as timed out, and sent the event again.
+ */
+export const LOCAL_LAG_ALLOWANCE_MS = 250;
 /** How much of a receiver's answer is read and logged. */
 export const RESPONSE_BODY_LIMIT = 4_096;
 
@@ -47,6 +53,14 @@ export type Sender = ReturnType<typeof createSender>;
 /** A target's parts, parsed once: what dispatch needs, or why it is refused. */
 type Target = { origin: string; path: string; refused: null } | { refused: string };
 
+/**
+ * Sends in flight from one node (the delivery worker's bound). It is also the agent's number of
+ * connections to one origin: endpoints of one host (a seller's several endpoints, or products'
+ * merchant URLs on one site) may all be sending at once, and a send queued for a connection
+ * would spend its 5 s waiting and time out unsent.
+ */
+export const SENDS_IN_FLIGHT = 64;
+
 /** Targets remembered at most; endpoints are few, so the memo is simply emptied when full. */
 const TARGET_MEMO = 1_000;
 
@@ -55,7 +69,7 @@ export function createSender(policy: TargetPolicy, clock: { now(): Date }) {
   // connection that cannot be made within the exchange's time is given up with it.
   const agent = new Agent({
     connect: { lookup: guardedLookup(policy) as never, timeout: DELIVERY_TIMEOUT_MS },
-    connections: 20,
+    connections: SENDS_IN_FLIGHT,
   });
   const targets = new Map<string, Target>();
 
@@ -132,8 +146,9 @@ const USER_AGENT = 'licensing-webhooks/1';
  * One POST through undici's dispatcher interface, which hands over the answer's status, headers
  * and chunks as they come. Its `request()` wraps the same exchange in a readable stream, an
  * async resource and an abort signal per call, which cost the worker more than the exchange.
- * The whole exchange (connect, send, answer, body) has DELIVERY_TIMEOUT_MS: at the deadline the
- * attempt ends as timed out, and the request is cut off, or never written if it had not started.
+ * The whole exchange (connect, send, answer, body) has DELIVERY_TIMEOUT_MS (and the local lag
+ * allowance): at the deadline the attempt ends as timed out, and the request is cut off, or never
+ * written if it had not started.
  */
 class Exchange implements Dispatcher.DispatchHandler {
   private readonly started = performance.now();
@@ -146,7 +161,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private bytes = 0;
 
   constructor(private readonly resolve: (result: SendResult) => void) {
-    this.timer = setTimeout(() => this.timeOut(), DELIVERY_TIMEOUT_MS);
+    this.timer = setTimeout(() => this.timeOut(), DELIVERY_TIMEOUT_MS + LOCAL_LAG_ALLOWANCE_MS);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
