@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { holdingProxy } from '../../testing/pg-proxy.js';
 import { IN_MEMORY_DATA_DIR, parseConfig } from '../config.js';
 import { createLog } from '../log.js';
 import { type Database, openDatabase } from './database.js';
-import { type Notifications, notify, openNotifications } from './notifications.js';
+import { type Notifications, notify, openNotifications, type ProbeTimes } from './notifications.js';
 
 const config = parseConfig({
   DATABASE_URL: process.env.DATABASE_URL,
@@ -106,6 +106,32 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
     }
   });
 
+  test('a listener whose connection falls silent notices within its probe bound, reconnects and hears again', {
+    skip: noConnection,
+  }, async () => {
+    const { proxy, node } = await listeningBehindProxy('test_silent', { everyMs: 100, timeoutMs: 300 });
+    try {
+      const channel = `test_silent_heard_${Date.now()}`;
+      const heard: string[] = [];
+      let lost = 0;
+      let gaps = 0;
+      node.onLost(() => lost++);
+      node.onGap(() => gaps++);
+      await node.listen(channel, (payload) => heard.push(payload));
+      assert.equal(proxy.freezeListeners(), 1, 'the listening connection, and only it, falls silent');
+      await notify(database.db, channel, 'unheard');
+      // Without probes nothing would be noticed until TCP keepalive gave up, minutes later.
+      await until(() => lost === 1, 'the silent connection to be given up');
+      await until(() => gaps === 1, 'the reconnect and its gap report');
+      assert.equal(heard.length, 0, 'nothing came through the silent connection');
+      await notify(database.db, channel, 'after the gap');
+      await until(() => heard.includes('after the gap'), 'a notification after reconnecting');
+    } finally {
+      await node.close();
+      await proxy.close();
+    }
+  });
+
   test('closed while a server that stopped answering has its reconnect, a listener ends it', {
     skip: noConnection,
   }, async () => {
@@ -128,69 +154,9 @@ describe(`notifications (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`
 });
 
 /** A listener of its own that reaches PostgreSQL through a proxy, listening to one channel. */
-async function listeningBehindProxy(prefix: string) {
+async function listeningBehindProxy(prefix: string, probe?: ProbeTimes) {
   const proxy = await holdingProxy(new URL(process.env.DATABASE_URL as string));
-  const node = openNotifications({ kind: 'postgres', url: proxy.url }, createLog(config));
+  const node = openNotifications({ kind: 'postgres', url: proxy.url }, createLog(config), probe);
   await node.listen(`${prefix}_${Date.now()}`, () => {});
   return { proxy, node };
-}
-
-/**
- * A TCP proxy to PostgreSQL that can cut its connections, hold new ones back until released, and
- * swallow a LISTEN as a server that stopped answering would.
- */
-async function holdingProxy(target: URL) {
-  const open = new Set<Socket>();
-  let holding = false;
-  let held: (() => void)[] = [];
-  let swallowing = false;
-  let swallowed = 0;
-  const server = createServer((inbound) => {
-    open.add(inbound);
-    inbound.on('close', () => open.delete(inbound));
-    inbound.on('error', () => inbound.destroy());
-    const forward = () => {
-      if (inbound.destroyed) return;
-      const outbound = connect(Number(target.port || 5432), target.hostname);
-      outbound.on('error', () => inbound.destroy());
-      outbound.on('close', () => inbound.destroy());
-      inbound.on('close', () => outbound.destroy());
-      inbound.on('data', (chunk: Buffer) => {
-        if (swallowing && chunk.includes('listen "')) swallowed++;
-        else outbound.write(chunk);
-      });
-      outbound.pipe(inbound);
-    };
-    if (holding) held.push(forward);
-    else forward();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(target.href);
-  url.hostname = '127.0.0.1';
-  url.port = String((server.address() as AddressInfo).port);
-  return {
-    url: url.href,
-    open: () => open.size,
-    held: () => held.length,
-    /** From now on a LISTEN sent through the proxy never reaches the server (nor is answered). */
-    swallowListen() {
-      swallowing = true;
-    },
-    swallowed: () => swallowed,
-    hold() {
-      holding = true;
-    },
-    release() {
-      holding = false;
-      for (const forward of held) forward();
-      held = [];
-    },
-    cutAll() {
-      for (const socket of open) socket.destroy();
-    },
-    close() {
-      for (const socket of open) socket.destroy();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }

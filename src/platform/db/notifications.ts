@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -13,6 +14,12 @@ import type { Executor } from './database.js';
  * breaks (a cache stops trusting what it holds), and after a reconnect every `onGap` handler
  * runs, so each owner can recover (a cache flushes everything, a worker makes a pass).
  * On PGlite there is one node; the store's own LISTEN delivers to it.
+ *
+ * A connection can die without a word (a NAT, a load balancer or a failover that drops it with
+ * no reset), and TCP keepalive alone would notice only after minutes. So the listener proves it
+ * is alive: every PROBE_EVERY_MS it notifies itself on a channel of its own, over its own
+ * connection, and a probe not heard back within PROBE_TIMEOUT_MS counts as a break (`onLost`,
+ * the socket destroyed, a reconnect, then `onGap`). Keepalive starts after KEEPALIVE_AFTER_MS.
  *
  * Send with `notify(executor, channel, payload)` inside the transaction that makes the change:
  * PostgreSQL delivers at commit, and nothing when it rolls back.
@@ -31,6 +38,11 @@ export interface Notifications {
   close(): Promise<void>;
 }
 
+interface Watch {
+  heard(payload: string): void;
+  stop(): void;
+}
+
 /** Where a node listens: a connection string of its own, or the embedded store itself. */
 export type ListenTarget = { kind: 'postgres'; url: string } | { kind: 'pglite'; pglite: PGlite };
 
@@ -40,9 +52,22 @@ export function notify(executor: Executor, channel: string, payload: string): Pr
 
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 5_000;
+const PROBE_EVERY_MS = 5_000;
+const PROBE_TIMEOUT_MS = 5_000;
+const KEEPALIVE_AFTER_MS = 5_000;
 
-export function openNotifications(target: ListenTarget, log: Log): Notifications {
-  return target.kind === 'pglite' ? embedded(target.pglite) : listener(target.url, log);
+/** How often a listener probes its connection, and how long it waits to hear it (tests shorten). */
+export interface ProbeTimes {
+  everyMs: number;
+  timeoutMs: number;
+}
+
+export function openNotifications(
+  target: ListenTarget,
+  log: Log,
+  probe: ProbeTimes = { everyMs: PROBE_EVERY_MS, timeoutMs: PROBE_TIMEOUT_MS },
+): Notifications {
+  return target.kind === 'pglite' ? embedded(target.pglite) : listener(target.url, log, probe);
 }
 
 function embedded(pglite: PGlite): Notifications {
@@ -58,8 +83,11 @@ function embedded(pglite: PGlite): Notifications {
   };
 }
 
-function listener(url: string, log: Log): Notifications {
+function listener(url: string, log: Log, probe: ProbeTimes): Notifications {
   const handlers = new Map<string, ((payload: string) => void)[]>();
+  // Its own channel, so no node hears another's probes.
+  const probeChannel = `listener_probe_${randomUUID().replaceAll('-', '')}`;
+  let watch: Watch | null = null;
   const gapHandlers: (() => void)[] = [];
   const lostHandlers: (() => void)[] = [];
   let client: pg.Client | null = null;
@@ -77,6 +105,7 @@ function listener(url: string, log: Log): Notifications {
   let attempting: pg.Client | null = null;
 
   const deliver = (message: pg.Notification) => {
+    if (message.channel === probeChannel) return watch?.heard(message.payload ?? '');
     for (const handler of handlers.get(message.channel) ?? []) {
       try {
         handler(message.payload ?? '');
@@ -87,7 +116,12 @@ function listener(url: string, log: Log): Notifications {
   };
 
   async function connect(): Promise<void> {
-    const next = new pg.Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 5_000 });
+    const next = new pg.Client({
+      connectionString: url,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
+      connectionTimeoutMillis: 5_000,
+    });
     attempting = next;
     // Without a listener a broken connection would end the process; it is replaced instead.
     next.on('error', (err) => lost(next, err));
@@ -95,7 +129,8 @@ function listener(url: string, log: Log): Notifications {
     next.on('notification', deliver);
     try {
       await next.connect();
-      for (const channel of handlers.keys()) await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+      for (const channel of [probeChannel, ...handlers.keys()])
+        await next.query(`listen ${pg.escapeIdentifier(channel)}`);
     } catch (err) {
       // Half open (connected, not yet listening to everything): not kept, the next attempt starts over.
       await next.end().catch(() => {});
@@ -109,6 +144,7 @@ function listener(url: string, log: Log): Notifications {
       return;
     }
     client = next;
+    watch = watchConnection(next);
     retryMs = RETRY_MIN_MS;
     if (everConnected) {
       log.info('db.listener.reconnected');
@@ -117,9 +153,45 @@ function listener(url: string, log: Log): Notifications {
     everConnected = true;
   }
 
+  /** Probes `which` every probe.everyMs; a probe unheard for probe.timeoutMs breaks it. */
+  function watchConnection(which: pg.Client): Watch {
+    let sent = 0;
+    let waiting: { payload: string; timer: NodeJS.Timeout } | null = null;
+    const tick = () => {
+      if (client !== which || waiting) return;
+      const payload = String(++sent);
+      const timer = setTimeout(() => {
+        const silent = new Error(`its probe was not heard back within ${probe.timeoutMs} ms`);
+        lost(which, silent);
+        // pg would wait on a silent socket for ever: destroyed, its pending query fails at once.
+        (which as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      }, probe.timeoutMs);
+      timer.unref();
+      waiting = { payload, timer };
+      // A failure reaches the client's error listener, which replaces the connection.
+      which.query('select pg_notify($1, $2)', [probeChannel, payload]).catch(() => {});
+    };
+    const interval = setInterval(tick, probe.everyMs);
+    interval.unref();
+    return {
+      heard(payload) {
+        if (waiting?.payload !== payload) return;
+        clearTimeout(waiting.timer);
+        waiting = null;
+      },
+      stop() {
+        clearInterval(interval);
+        if (waiting) clearTimeout(waiting.timer);
+        waiting = null;
+      },
+    };
+  }
+
   function lost(which: pg.Client, err: Error | null): void {
     if (client !== which) return;
     client = null;
+    watch?.stop();
+    watch = null;
     which.end().catch(() => {});
     if (closed) return;
     log.warn({ err: err ? { message: err.message } : undefined }, 'db.listener.lost');
@@ -187,6 +259,8 @@ function listener(url: string, log: Log): Notifications {
     },
     async close() {
       closed = true;
+      watch?.stop();
+      watch = null;
       stopWaiting?.();
       const current = client;
       client = null;
