@@ -15,7 +15,8 @@ import { webhookDelivery } from './webhooks.js';
  *   generator in processes of their own, on PGlite, or PostgreSQL when DATABASE_URL is set
  *   (BENCH_STORAGE=both or --both: each in turn);
  * - http, analytics: older in-process tables (the service inside the bench's process);
- * - soak: memory over a long verify run, and an overload burst (service in its own process).
+ * - soak: memory over a long verify run, and bursts of 2,000 connections at the default listen
+ *   backlog and at Node's 511 (services in processes of their own).
  * BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16), BENCH_LICENSES (10,000),
  * BENCH_LARGE (1,000,000), BENCH_DELIVERIES (5,000) change the sizes.
  */

@@ -2,25 +2,169 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { parseConfig } from '../src/platform/config.js';
+import type { BurstInput, BurstOutcome } from '../src/testing/burst-client.js';
 import { killAll, serve } from '../src/testing/cli-process.js';
 import { httpClient } from '../src/testing/http-client.js';
 import { scratchDatabase } from '../src/testing/scratch-database.js';
+import { median, ROUNDS } from './lib.js';
+import type { ProbeInput, ProbeResult } from './probe.js';
+import { runJson } from './processes.js';
 
 /**
- * Two runs against the service in its own process, as in production (the load generator is
- * this process):
+ * Three runs against the service in its own process, as in production (the load generator is
+ * this process, or one of its own):
  * - a verify soak over many licenses, with the node's resident memory sampled from /proc before,
  *   during and after: it must stay flat (no growth with requests served);
- * - a burst far beyond capacity (many connections at once), counting how the node answered and
- *   how fast /v1/health answered meanwhile: excess is shed with 503/429, health stays quick.
- * SOAK_SECONDS sets the soak's length (default 60); the burst lasts a quarter of it.
+ * - bursts of 2,000 connections at once for 10 s (`autocannon -c 2000 -d 10`, its 10 s timeout),
+ *   on a node with the default listen backlog and on one with Node's own 511, in turns (A B, B A,
+ *   … BENCH_ROUNDS each), while a probe process GETs /healthz every 100 ms on a fresh connection.
+ *   Counted: how the burst was answered, its timeouts and connection errors, the kernel's listen
+ *   overflows (TcpExt ListenOverflows, machine-wide) and the slowest probe;
+ * - sudden bursts on the same two nodes: 2,000 clients opening their connections at once with one
+ *   request each (src/testing/burst-client.ts), counting how many waited over a second.
+ * SOAK_SECONDS sets the soak's length (default 60).
  */
+const BURST_CONNECTIONS = 2000;
+const BURST_SECONDS = 10;
+const SUDDEN_PROBE_EVERY = 50;
+/** Node's own listen backlog, what the listeners took before LISTEN_BACKLOG. */
+const NODE_DEFAULT_BACKLOG = '511';
+
 export async function soak(): Promise<string> {
   const seconds = Number(process.env.SOAK_SECONDS ?? 60);
+  const nodes: Node[] = [];
+  try {
+    const current = await startNode(nodes, {});
+    const old = await startNode(nodes, { LISTEN_BACKLOG: NODE_DEFAULT_BACKLOG });
+
+    // Warm up (JIT, the key set, devices bound), then measure memory over the soak.
+    await verify(current, 20, 5);
+    await verify(old, 20, 5);
+    const samples: number[] = [rssMb(current.pid)];
+    const sampler = setInterval(
+      () => samples.push(rssMb(current.pid)),
+      Math.max(1000, (seconds * 1000) / 10),
+    );
+    const soaked = await verify(current, 20, seconds);
+    clearInterval(sampler);
+    samples.push(rssMb(current.pid));
+
+    const subjects = [
+      { name: `default (${current.backlog})`, node: current },
+      { name: `Node's ${NODE_DEFAULT_BACKLOG}`, node: old },
+    ];
+    const bursts = new Map(subjects.map((s) => [s.name, [] as Burst[]]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const subject of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+        console.error(`bench: soak: burst on ${subject.name}, round ${round + 1}`);
+        bursts.get(subject.name)?.push(await burst(subject.node));
+      }
+    }
+    // The same nodes met by 2,000 clients arriving at once with one request each.
+    const sudden = new Map(subjects.map((s) => [s.name, [] as BurstOutcome[]]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const subject of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+        console.error(`bench: soak: sudden burst on ${subject.name}, round ${round + 1}`);
+        sudden.get(subject.name)?.push(
+          await runJson<BurstOutcome>('src/testing/burst-client.ts', {
+            origin: subject.node.serving.api,
+            connections: BURST_CONNECTIONS,
+            probeEvery: SUDDEN_PROBE_EVERY,
+            timeoutMs: 10_000,
+          } satisfies BurstInput),
+        );
+        await sleep(3000);
+      }
+    }
+    const alive = nodes.every((node) => node.serving.proc.child.exitCode === null);
+
+    const [first, ...rest] = samples;
+    const last = rest.at(-1) ?? first;
+    const storage = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
+    const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
+    const cell = <T>(runs: T[], pick: (b: T) => number) => {
+      const values = runs.map(pick);
+      const [low, high] = [Math.min(...values), Math.max(...values)];
+      const mid = Math.round(median(values));
+      return low === high ? String(mid) : `${mid} (${Math.round(low)}–${Math.round(high)})`;
+    };
+    return [
+      `### Soak and bursts (${storage}, service in its own process)`,
+      '',
+      `Verify soak: ${seconds} s at 20 connections over ${current.keys.length} licenses, ${soaked.requests.total} requests, ${Math.round(soaked.requests.average)}/s, errors ${soaked.errors + soaked.non2xx}.`,
+      '',
+      '| resident memory (MB) | before | max during | after | change |',
+      '|---|---:|---:|---:|---:|',
+      `| node | ${first} | ${Math.max(...samples)} | ${last} | ${((((last ?? 0) - (first ?? 0)) / (first || 1)) * 100).toFixed(1)} % |`,
+      '',
+      `Bursts: ${BURST_CONNECTIONS} connections for ${BURST_SECONDS} s (10 s timeout), ${ROUNDS} a backlog in turns; net.core.somaxconn ${readProc('/proc/sys/net/core/somaxconn')}, tcp_max_syn_backlog ${readProc('/proc/sys/net/ipv4/tcp_max_syn_backlog')}. Median a burst (min–max); nodes alive after: ${alive ? 'yes' : 'no'}.`,
+      '',
+      '| listen backlog | answered | 200 | 503 overloaded | other answers | timeouts | connection errors | listen overflows | probes | probes unanswered | slowest probe ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...[...bursts].map(([name, runs]) =>
+        row([
+          name,
+          cell(runs, (b) => b.answered),
+          cell(runs, (b) => b.ok),
+          cell(runs, (b) => b.overloaded),
+          cell(runs, (b) => b.answered - b.ok - b.overloaded),
+          cell(runs, (b) => b.timeouts),
+          cell(runs, (b) => b.connectionErrors),
+          cell(runs, (b) => b.listenOverflows),
+          cell(runs, (b) => b.probes),
+          cell(runs, (b) => b.probesUnanswered),
+          cell(runs, (b) => b.slowestProbeMs),
+        ]),
+      ),
+      '',
+      `Sudden bursts: ${BURST_CONNECTIONS} clients opening their connections at once, one request each (a verify, or \`/healthz\` every ${SUDDEN_PROBE_EVERY}th), 10 s timeout, ${ROUNDS} a backlog in turns. Median a burst (min–max).`,
+      '',
+      '| listen backlog | answered | 200 | 503 overloaded | answered after more than 1 s | slowest answer ms | probes 200 | timeouts | connection failures |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...[...sudden].map(([name, runs]) =>
+        row([
+          name,
+          cell(runs, (b) => Object.values(b.answers).reduce((n, c) => n + c, 0)),
+          cell(runs, (b) => b.answers['verify 200'] ?? 0),
+          cell(runs, (b) => b.answers['verify 503 overloaded'] ?? 0),
+          cell(runs, (b) => b.slowerThanOneSecond),
+          cell(runs, (b) => b.slowestMs),
+          cell(runs, (b) => b.answers['probe 200'] ?? 0),
+          cell(runs, (b) => b.timeouts),
+          cell(runs, (b) => b.connectFailures + b.otherFailures),
+        ]),
+      ),
+    ].join('\n');
+  } finally {
+    for (const node of nodes) {
+      node.serving.proc.child.kill('SIGTERM');
+      await node.serving.proc.exited;
+      await node.scratch.drop();
+      fs.rmSync(node.dataDir, { recursive: true, force: true });
+    }
+    killAll();
+  }
+}
+
+interface Node {
+  serving: Awaited<ReturnType<typeof serve>>;
+  pid: number;
+  keys: string[];
+  backlog: string;
+  scratch: Awaited<ReturnType<typeof scratchDatabase>>;
+  dataDir: string;
+}
+
+/**
+ * A node with production settings (load shedding on) and 500 licenses to verify, added to
+ * `nodes` (stopped by the caller) as soon as it runs.
+ */
+async function startNode(nodes: Node[], env: { LISTEN_BACKLOG?: string }): Promise<Node> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-soak-'));
   // On PostgreSQL a database of its own, dropped afterwards (nothing left in the named one).
   const scratch = await scratchDatabase();
-  const node = await serve({
+  const serving = await serve({
     NODE_ENV: 'production',
     DATA_DIR: dataDir,
     DATABASE_URL: scratch.url,
@@ -32,102 +176,124 @@ export async function soak(): Promise<string> {
     AUTH_RATE_LIMIT: '100000',
     // Load shedding as in production (the test helpers turn it off).
     MAX_EVENT_LOOP_DELAY: '1000',
-  });
-  try {
-    const pid = node.proc.child.pid as number;
-    const api = httpClient(`${node.api}/v1`);
-    const { token } = (
-      await api.post('/auth/register', { email: `soak-${Date.now()}@example.com`, password: 'soak password' })
-    ).expect(201).body;
-    const appId = (await api.post('/apps', { name: 'Soak' }, { token })).expect(201).body.id;
-    const keys: string[] = [];
-    for (let i = 0; i < 500; i++) {
-      keys.push(
-        (
-          await api.post(
-            `/apps/${appId}/licenses`,
-            { email: `buyer${i}@example.com`, maxDevices: 5 },
-            { token },
-          )
-        ).expect(201).body.key,
-      );
-    }
-    let next = 0;
-    const verify = (connections: number, duration: number, timeout = 10) =>
-      autocannon({
-        url: `${node.api}/v1/licenses/verify`,
-        connections,
-        duration,
-        timeout,
-        requests: [
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (request) => {
-              next = (next + 1) % (keys.length * 3);
-              const key = keys[next % keys.length];
-              return { ...request, body: JSON.stringify({ key, hwuid: `device-${next % 3}` }) };
-            },
-          },
-        ],
-      });
-
-    // Warm up (JIT, the key set, devices bound), then measure memory over the soak.
-    await verify(20, 5);
-    const samples: number[] = [rssMb(pid)];
-    const sampler = setInterval(() => samples.push(rssMb(pid)), Math.max(1000, (seconds * 1000) / 10));
-    const soaked = await verify(20, seconds);
-    clearInterval(sampler);
-    samples.push(rssMb(pid));
-
-    // The burst: far more connections than the node serves well, health probed throughout.
-    const healthMs: number[] = [];
-    const healthStatuses = new Map<number, number>();
-    let probing = true;
-    const prober = (async () => {
-      while (probing) {
-        const started = performance.now();
-        const res = await fetch(`${node.api}/v1/health`, { signal: AbortSignal.timeout(10_000) }).catch(
-          () => null,
-        );
-        healthMs.push(performance.now() - started);
-        const status = res?.status ?? 0;
-        healthStatuses.set(status, (healthStatuses.get(status) ?? 0) + 1);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    })();
-    const statuses = new Map<string, number>();
-    const burst = await verify(2000, Math.max(5, Math.round(seconds / 4)), 30);
-    probing = false;
-    await prober;
-    for (const [key, value] of Object.entries(burst.statusCodeStats ?? {}))
-      statuses.set(key, value.count ?? 0);
-    const alive = node.proc.child.exitCode === null;
-
-    const [first, ...rest] = samples;
-    const last = rest.at(-1) ?? first;
-    const sorted = [...healthMs].sort((a, b) => a - b);
-    const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]?.toFixed(1);
-    const storage = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
-    return [
-      `### Soak and overload (${storage}, service in its own process)`,
-      '',
-      `Verify soak: ${seconds} s at 20 connections over ${keys.length} licenses, ${soaked.requests.total} requests, ${Math.round(soaked.requests.average)}/s, errors ${soaked.errors + soaked.non2xx}.`,
-      '',
-      '| resident memory (MB) | before | max during | after | change |',
-      '|---|---:|---:|---:|---:|',
-      `| node | ${first} | ${Math.max(...samples)} | ${last} | ${((((last ?? 0) - (first ?? 0)) / (first || 1)) * 100).toFixed(1)} % |`,
-      '',
-      `Burst: 2000 connections for ${Math.max(5, Math.round(seconds / 4))} s; answers by status: ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ') || 'none'}; client errors (timeouts, resets) ${burst.errors}; node alive after: ${alive ? 'yes' : 'no'}.`,
-      `Health during the burst: ${healthMs.length} probes, statuses ${[...healthStatuses].map(([s, n]) => `${s}: ${n}`).join(', ')}, p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms, max ${sorted.at(-1)?.toFixed(1)} ms.`,
-    ].join('\n');
-  } finally {
-    node.proc.child.kill('SIGTERM');
-    await node.proc.exited;
-    killAll();
+    // Two nodes at once: each scrapes on a port of its own.
+    METRICS_PORT: '0',
+    ...env,
+  }).catch(async (error) => {
     await scratch.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  });
+  const node: Node = {
+    serving,
+    pid: serving.proc.child.pid as number,
+    keys: [],
+    backlog: env.LISTEN_BACKLOG ?? String(parseConfig({}).listenBacklog),
+    scratch,
+    dataDir,
+  };
+  nodes.push(node);
+  const api = httpClient(`${serving.api}/v1`);
+  const { token } = (
+    await api.post('/auth/register', { email: `soak-${Date.now()}@example.com`, password: 'soak password' })
+  ).expect(201).body;
+  const appId = (await api.post('/apps', { name: 'Soak' }, { token })).expect(201).body.id;
+  for (let i = 0; i < 500; i++) {
+    node.keys.push(
+      (
+        await api.post(
+          `/apps/${appId}/licenses`,
+          { email: `buyer${i}@example.com`, maxDevices: 5 },
+          { token },
+        )
+      ).expect(201).body.key,
+    );
   }
+  return node;
+}
+
+function verify(node: Node, connections: number, duration: number) {
+  let next = 0;
+  return autocannon({
+    url: `${node.serving.api}/v1/licenses/verify`,
+    connections,
+    duration,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => {
+          next = (next + 1) % (node.keys.length * 3);
+          const key = node.keys[next % node.keys.length];
+          return { ...request, body: JSON.stringify({ key, hwuid: `device-${next % 3}` }) };
+        },
+      },
+    ],
+  });
+}
+
+interface Burst {
+  answered: number;
+  ok: number;
+  overloaded: number;
+  timeouts: number;
+  /** Refused or reset connections (autocannon's errors that are not timeouts). */
+  connectionErrors: number;
+  listenOverflows: number;
+  probes: number;
+  probesUnanswered: number;
+  slowestProbeMs: number;
+}
+
+async function burst(node: Node): Promise<Burst> {
+  const probing = runJson<ProbeResult>('bench/probe.ts', {
+    url: `${node.serving.api}/healthz`,
+    seconds: BURST_SECONDS + 6,
+    everyMs: 100,
+    timeoutMs: 10_000,
+  } satisfies ProbeInput);
+  // The probe process starts (tsx) before the burst; only probes sent during the burst count.
+  await sleep(3000);
+  const overflowsBefore = listenOverflows();
+  const from = Date.now();
+  const result = await verify(node, BURST_CONNECTIONS, BURST_SECONDS);
+  const to = Date.now();
+  const overflows = listenOverflows() - overflowsBefore;
+  const probes = (await probing).probes.filter((p) => p.at >= from && p.at <= to);
+  // The node winds down what the burst left (closed connections, queued requests) before the next.
+  await sleep(3000);
+  const answered = Object.values(result.statusCodeStats ?? {}).reduce((n, s) => n + (s?.count ?? 0), 0);
+  return {
+    answered,
+    ok: result.statusCodeStats?.['200']?.count ?? 0,
+    overloaded: result.statusCodeStats?.['503']?.count ?? 0,
+    timeouts: result.timeouts,
+    connectionErrors: result.errors - result.timeouts,
+    listenOverflows: overflows,
+    probes: probes.length,
+    probesUnanswered: probes.filter((p) => p.status !== 200).length,
+    slowestProbeMs: Math.max(0, ...probes.map((p) => p.ms)),
+  };
+}
+
+/** The kernel's count of connections dropped because a listen queue was full (all listeners). */
+function listenOverflows(): number {
+  const lines = fs.readFileSync('/proc/net/netstat', 'utf8').split('\n');
+  const [names, values] = lines.filter((line) => line.startsWith('TcpExt:')).map((l) => l.split(/\s+/));
+  const at = names?.indexOf('ListenOverflows') ?? -1;
+  return at < 0 ? 0 : Number(values?.[at] ?? 0);
+}
+
+function readProc(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Resident set size of a process, in MB, from /proc (Linux). */

@@ -18,7 +18,9 @@ import { type SeatCall, seatLedger } from '../testing/seat-ledger.js';
  * connections and an outage, each under verify, license-create and seat-checkout traffic. The PostgreSQL here is
  * the test's own (see own-postgres.ts). What must hold: the process never ends, every answer is a
  * success or a clean 503 with Retry-After, the node serves again by itself, and no write that was
- * acknowledged is lost, nor any event of it.
+ * acknowledged is lost, nor any event of it. Verifies of a license and device the node holds are
+ * answered (with a token) through a restart and an outage, and counted; a license revoked or
+ * suspended before the outage is never answered valid in it.
  */
 
 const skip = !process.env.DATABASE_URL
@@ -38,6 +40,9 @@ interface Outcome {
   status: number;
   code?: string;
   retryAfter: string | null;
+  /** A verify's answer: valid, and with a signed token. */
+  valid?: boolean;
+  token?: boolean;
 }
 
 describe('database faults under load', { skip }, () => {
@@ -49,6 +54,8 @@ describe('database faults under load', { skip }, () => {
   let appId: string;
   let key: string;
   let floating: { id: string; key: string };
+  /** A license only `untilCacheListens` verifies, and changes by hand. */
+  let sentinel: { id: string; key: string };
   const seats = seatLedger();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-faults-'));
   /** Every license whose create answered 201, over the whole file. */
@@ -68,6 +75,8 @@ describe('database faults under load', { skip }, () => {
       AUTH_RATE_LIMIT: '100000',
       // A frozen server fails statements after this long (the default is 30 s).
       DATABASE_QUERY_TIMEOUT: '2000',
+      // Verification counts reach the analytics within moments (the outage test reads them).
+      VERIFICATION_FLUSH_MS: '200',
       LOG_LEVEL: 'warn',
     });
     api = httpClient(`${node.api}/v1`);
@@ -84,6 +93,7 @@ describe('database faults under load', { skip }, () => {
     floating = (
       await api.post(`/apps/${appId}/licenses`, { floating: true, maxSeats: MAX_SEATS }, { token })
     ).expect(201).body;
+    sentinel = (await api.post(`/apps/${appId}/licenses`, {}, { token })).expect(201).body;
   });
 
   after(async () => {
@@ -106,6 +116,8 @@ describe('database faults under load', { skip }, () => {
         status: res.status,
         code: res.body?.error?.code,
         retryAfter: res.headers.get('retry-after'),
+        valid: res.body?.valid,
+        token: typeof res.body?.license_token === 'string',
       });
     };
     /** Each client has a device of its own, so its seat calls are one history. */
@@ -165,6 +177,37 @@ describe('database faults under load', { skip }, () => {
     }
   }
 
+  /**
+   * Until the node's verification cache stores what it reads (it hears of changes again): the
+   * sentinel verified, its e-mail changed by hand (announced to no one), and a second verify that
+   * still answers the e-mail of the first came from memory.
+   */
+  async function untilCacheListens() {
+    let round = 0;
+    await until(async () => {
+      const first = (await api.post('/licenses/verify', { key: sentinel.key })).expect(200).body;
+      round++;
+      await database.query('update licenses set email = $1 where id = $2', [
+        `sentinel-${round}@example.com`,
+        sentinel.id,
+      ]);
+      const second = (await api.post('/licenses/verify', { key: sentinel.key })).expect(200).body;
+      return second.email === first.email;
+    }, 'the verification cache listening');
+  }
+
+  const verifyBody = (res: HttpResponse) => {
+    assert.equal(res.status, 200, res.text);
+    return res.body;
+  };
+
+  /** A valid answer with a signed token. */
+  function assertValidWithToken(res: HttpResponse, what: string) {
+    const body = verifyBody(res);
+    assert.equal(body.valid, true, `${what}: ${res.text}`);
+    assert.equal(typeof body.license_token, 'string', `${what} carries a signed token`);
+  }
+
   /** Every answer was a success or the documented 503; the process still runs. */
   function assertCleanAnswers(outcomes: Outcome[]) {
     for (const outcome of outcomes) {
@@ -205,6 +248,14 @@ describe('database faults under load', { skip }, () => {
   }
 
   test('a restart of PostgreSQL under load ends no request badly and loses no acknowledged write', async (t) => {
+    // Every device of the load bound, and held by the node, before the load starts.
+    await untilCacheListens();
+    for (let index = 0; index < 4; index++) {
+      assertValidWithToken(
+        await api.post('/licenses/verify', { key, hwuid: `device-${index}` }),
+        `device-${index} before the load`,
+      );
+    }
     const load = startLoad();
     await until(() => load.successes() >= 40, 'traffic before the restart');
     await database.restart();
@@ -212,10 +263,18 @@ describe('database faults under load', { skip }, () => {
     await until(() => load.successes() >= afterRestart + 40, 'traffic after the restart');
     const outcomes = await load.stop();
     assertCleanAnswers(outcomes);
+    const verifies = outcomes.filter((o) => o.what === 'verify');
     t.diagnostic(
-      `requests ${outcomes.length} (${outcomes.filter((o) => o.what === 'checkout').length} checkouts), ` +
-        `answered 503 ${outcomes.filter((o) => o.status === 503).length}`,
+      `requests ${outcomes.length} (${outcomes.filter((o) => o.what === 'checkout').length} checkouts, ` +
+        `${verifies.length} verifies), answered 503 ${outcomes.filter((o) => o.status === 503).length}`,
     );
+    for (const verify of verifies) {
+      assert.deepEqual(
+        [verify.status, verify.valid, verify.token],
+        [200, true, true],
+        'a verify of a license and device the node holds is answered, with a token',
+      );
+    }
     await assertAcknowledgedExist();
     await assertSeatsKept();
   });
@@ -240,18 +299,84 @@ describe('database faults under load', { skip }, () => {
     await assertSeatsKept();
   });
 
-  test('during an outage requests answer 503 with Retry-After, and the node serves again by itself', async () => {
+  test('during an outage verifies of held licenses are answered and counted, everything else answers 503 with Retry-After, and the node serves again by itself', async (t) => {
+    // A seller of its own, whose verification counts only this test makes.
+    const email = `counted-${randomBytes(4).toString('hex')}@example.com`;
+    const seller = (await api.post('/auth/register', { email, password: 'a long passphrase' })).expect(201)
+      .body.token as string;
+    const countedApp = (await api.post('/apps', { name: 'Counted' }, { token: seller })).expect(201).body.id;
+    const counted = (await api.post(`/apps/${countedApp}/licenses`, {}, { token: seller })).expect(201).body;
+    const validCounted = async () =>
+      (await api.get('/overview', { token: seller })).expect(200).body.activity.totals.valid as number;
+    const lifecycle = (license: { id: string }, action: string) =>
+      api.post(`/apps/${appId}/licenses/${license.id}/${action}`, {}, { token });
+    const revoked = (await api.post(`/apps/${appId}/licenses`, {}, { token })).expect(201).body;
+    const suspended = (await api.post(`/apps/${appId}/licenses`, {}, { token })).expect(201).body;
+    const notHeld = (await api.post(`/apps/${appId}/licenses`, {}, { token })).expect(201).body;
+
+    // What the node holds when the database goes: after the killed connections its cache was
+    // flushed, so it listens again before anything is verified.
+    await untilCacheListens();
+    const held = [
+      ['verify', { key }],
+      ['verify', { key, hwuid: 'device-0' }],
+      ['validate-hardware', { key, hwuid: 'device-0' }],
+      ['verify', { key: counted.key, hwuid: 'counted-pc' }],
+    ] as const;
+    for (const [route, body] of held) assertValidWithToken(await api.post(`/licenses/${route}`, body), route);
+    for (const license of [revoked, suspended])
+      assert.equal(verifyBody(await api.post('/licenses/verify', { key: license.key })).valid, true);
+    // Both announced before the outage; the revoked one verified again since (held as revoked).
+    (await lifecycle(revoked, 'revoke')).expect(200);
+    (await lifecycle(suspended, 'suspend')).expect(200);
+    assert.equal(
+      verifyBody(await api.post('/licenses/verify', { key: revoked.key })).code,
+      'license_revoked',
+    );
+    await until(async () => (await validCounted()) === 1, 'the counts before the outage written');
+
     await database.stop();
     const deadline = Date.now() + OUTAGE_MS;
     let rounds = 0;
+    let countedInOutage = 0;
     while (Date.now() < deadline || rounds < 2) {
       rounds++;
       (await api.get('/health', { timeoutMs: REQUEST_TIMEOUT_MS })).expect(200);
       const ready = await api.get('/health/ready', { timeoutMs: REQUEST_TIMEOUT_MS });
       assert.equal(ready.status, 503);
       assert.equal(ready.body.error.code, 'not_ready');
+      for (const [route, body] of held) {
+        assertValidWithToken(
+          await api.post(`/licenses/${route}`, body, { timeoutMs: REQUEST_TIMEOUT_MS }),
+          `${route} of a held license in the outage`,
+        );
+      }
+      countedInOutage++;
+      for (const license of [revoked, suspended]) {
+        const res = await api.post(
+          '/licenses/verify',
+          { key: license.key },
+          { timeoutMs: REQUEST_TIMEOUT_MS },
+        );
+        assert.ok(res.status === 503 || res.body.valid === false, `never valid: ${res.text}`);
+      }
+      assert.equal(
+        verifyBody(await api.post('/licenses/verify', { key: revoked.key })).code,
+        'license_revoked',
+        'held as revoked',
+      );
       for (const res of [
-        await api.post('/licenses/verify', { key }, { timeoutMs: REQUEST_TIMEOUT_MS }),
+        await api.post('/licenses/verify', { key: notHeld.key }, { timeoutMs: REQUEST_TIMEOUT_MS }),
+        await api.post(
+          '/licenses/verify',
+          { key, hwuid: 'a-device-never-seen' },
+          { timeoutMs: REQUEST_TIMEOUT_MS },
+        ),
+        await api.post(
+          '/licenses/checkout',
+          { key: floating.key, hwuid: 'seat-device-0', appId },
+          { timeoutMs: REQUEST_TIMEOUT_MS },
+        ),
         await api.post(
           `/apps/${appId}/licenses`,
           { email: 'outage@example.com' },
@@ -278,6 +403,12 @@ describe('database faults under load', { skip }, () => {
     );
     acknowledged.push(res.body.id);
     (await api.post('/licenses/verify', { key })).expect(200);
+    // The verifications answered in the outage were kept, and written once it ended.
+    await until(
+      async () => (await validCounted()) === 1 + countedInOutage,
+      `the ${countedInOutage} verifications of the outage counted`,
+    );
+    t.diagnostic(`${rounds} rounds in the outage, each with 4 verifies of held licenses answered valid`);
     assert.equal(node.proc.child.exitCode, null);
   });
 

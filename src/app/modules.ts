@@ -75,7 +75,12 @@ export function createModules({
     clock,
   });
   // Starts listening on the first verify, so one-shot commands open no listener for it.
-  const verificationCache = createVerificationCache({ db, log, notifications });
+  const verificationCache = createVerificationCache({
+    db,
+    log,
+    notifications,
+    outageGraceMs: config.verifyOutageGraceSeconds * 1000,
+  });
   const users = createUserService({
     db,
     clock,

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENTS_RECORDED_CHANNEL } from '../modules/events/index.js';
@@ -164,12 +165,13 @@ export async function startService(
     const pay = buildCheckoutApp(hostDeps);
     let metricsListener: MetricsListener | null = null;
     try {
-      await core.listen({ port: config.port, host: config.host });
-      await pay.listen({ port: config.payPort, host: config.host });
+      const backlog = config.listenBacklog;
+      await core.listen({ port: config.port, host: config.host, backlog });
+      await pay.listen({ port: config.payPort, host: config.host, backlog });
       if (metrics.registry) {
         metricsListener = await serveMetrics(
           metrics.registry,
-          { host: config.metricsHost, port: config.metricsPort },
+          { host: config.metricsHost, port: config.metricsPort, backlog },
           (err) => log.warn({ err: { message: err.message } }, 'metrics.scrape.failed'),
         );
       }
@@ -181,6 +183,13 @@ export async function startService(
     const payUrl = localUrl(pay.server.address() as AddressInfo);
     const metricsUrl = metricsListener?.url ?? null;
     log.info({ coreUrl, payUrl, metricsUrl, storage: database.kind }, 'server.started');
+    const somaxconn = kernelListenQueueCap();
+    if (somaxconn !== null && somaxconn < config.listenBacklog) {
+      log.warn(
+        { listenBacklog: config.listenBacklog, somaxconn },
+        'server.listen_backlog.capped: the kernel holds fewer waiting connections than LISTEN_BACKLOG; raise net.core.somaxconn',
+      );
+    }
     const startedJobs = jobs;
     const startedRedis = redis;
     let stopping: Promise<void> | null = null;
@@ -261,6 +270,15 @@ async function closeModules(
   await step('redis', () => redis?.disconnect());
   await step('database', () => modules.database.close());
   if (failures.length > 0) throw failures[0];
+}
+
+/** Linux's cap on every listen queue (net.core.somaxconn), applied silently; null elsewhere. */
+export function kernelListenQueueCap(): number | null {
+  try {
+    return Number(fs.readFileSync('/proc/sys/net/core/somaxconn', 'utf8').trim()) || null;
+  } catch {
+    return null;
+  }
 }
 
 function localUrl(address: AddressInfo): string {

@@ -66,6 +66,9 @@ describe('configuration', () => {
     ['THREADPOOL_NICE', { THREADPOOL_NICE: '20' }],
     ['THREADPOOL_NICE', { THREADPOOL_NICE: '-5' }],
     ['UV_THREADPOOL_SIZE', { UV_THREADPOOL_SIZE: '0' }],
+    ['LISTEN_BACKLOG', { LISTEN_BACKLOG: '0' }],
+    ['LISTEN_BACKLOG', { LISTEN_BACKLOG: '65536' }],
+    ['LISTEN_BACKLOG', { LISTEN_BACKLOG: 'lots' }],
   ];
   for (const [variable, env] of refusals) {
     test(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
@@ -83,12 +86,26 @@ describe('configuration', () => {
     assert.equal(parseConfig({ VERIFICATION_FLUSH_MS: '3600000' }).verificationFlushMs, 3_600_000);
   });
 
+  test('verifies are answered from memory for 5 minutes of a database outage unless told otherwise', () => {
+    assert.equal(parseConfig({}).verifyOutageGraceSeconds, 300);
+    assert.equal(parseConfig({ VERIFY_OUTAGE_GRACE_SECONDS: '0' }).verifyOutageGraceSeconds, 0);
+    assert.equal(parseConfig({ VERIFY_OUTAGE_GRACE_SECONDS: '86400' }).verifyOutageGraceSeconds, 86_400);
+    assert.throws(() => parseConfig({ VERIFY_OUTAGE_GRACE_SECONDS: '-1' }), /VERIFY_OUTAGE_GRACE_SECONDS/);
+    assert.throws(() => parseConfig({ VERIFY_OUTAGE_GRACE_SECONDS: '86401' }), /VERIFY_OUTAGE_GRACE_SECONDS/);
+  });
+
   test('the thread pool runs at nice 10 unless told otherwise, and is as large as libuv makes it', () => {
     assert.equal(parseConfig({}).threadPoolNice, 10);
     assert.equal(parseConfig({ THREADPOOL_NICE: '0' }).threadPoolNice, 0);
     assert.equal(parseConfig({ THREADPOOL_NICE: '19' }).threadPoolNice, 19);
     assert.equal(parseConfig({}).threadPoolSize, 4);
     assert.equal(parseConfig({ UV_THREADPOOL_SIZE: '16' }).threadPoolSize, 16);
+  });
+
+  test('listeners queue up to 4096 waiting connections unless told otherwise', () => {
+    assert.equal(parseConfig({}).listenBacklog, 4096);
+    assert.equal(parseConfig({ LISTEN_BACKLOG: '511' }).listenBacklog, 511);
+    assert.equal(parseConfig({ LISTEN_BACKLOG: '65535' }).listenBacklog, 65_535);
   });
 
   test('the access log is on unless told otherwise', () => {

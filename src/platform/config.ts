@@ -84,10 +84,22 @@ export interface Config {
   readonly verificationFlushMs: number;
   /** PostgreSQL: milliseconds a statement may go unanswered before it fails (0: no limit). */
   readonly databaseQueryTimeoutMs: number;
+  /**
+   * Seconds a node answers verify and validate-hardware of a license (and device) it holds from
+   * memory while the database is unreachable, counted from when it stopped hearing of changes;
+   * 0 answers 503 instead.
+   */
+  readonly verifyOutageGraceSeconds: number;
   /** Requests one listener holds at once beyond which new ones answer 503 `overloaded`. */
   readonly maxInFlight: number;
   /** Mean event-loop delay (ms) beyond which new requests answer 503 `overloaded`; 0 is off. */
   readonly maxEventLoopDelayMs: number;
+  /**
+   * Connections each listener's kernel queue holds before the process accepts them (listen()'s
+   * backlog); Linux silently caps it at net.core.somaxconn. Beyond it, new connection attempts
+   * are dropped and each client retries after a second or more.
+   */
+  readonly listenBacklog: number;
   /**
    * `serve` only: the nice value given to libuv's thread pool (token signing, password hashing,
    * file I/O), so that on a busy machine it yields to the event loop; 0 leaves it as it is.
@@ -322,8 +334,16 @@ export function parseConfig(env: Env): Config {
       0,
       3_600_000,
     ),
+    verifyOutageGraceSeconds: integer(
+      'VERIFY_OUTAGE_GRACE_SECONDS',
+      read('VERIFY_OUTAGE_GRACE_SECONDS') ?? '300',
+      0,
+      86_400,
+    ),
     maxInFlight: integer('MAX_IN_FLIGHT', read('MAX_IN_FLIGHT') ?? '1000', 1, 1_000_000),
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY', read('MAX_EVENT_LOOP_DELAY') ?? '1000', 0, 60_000),
+    // Node's own default is 511; 4096 is what Linux allows by default (somaxconn, since 5.4).
+    listenBacklog: integer('LISTEN_BACKLOG', read('LISTEN_BACKLOG') ?? '4096', 1, 65_535),
     threadPoolNice: integer('THREADPOOL_NICE', read('THREADPOOL_NICE') ?? '10', 0, 19),
     threadPoolSize: integer('UV_THREADPOOL_SIZE', read('UV_THREADPOOL_SIZE') ?? '4', 1, 1024),
     // Checking costs a validation per response and turns drift into 500s: worth it in tests, not

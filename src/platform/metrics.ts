@@ -354,7 +354,7 @@ export interface MetricsListener {
  */
 export async function serveMetrics(
   registry: Registry,
-  { host, port }: { host: string; port: number },
+  { host, port, backlog }: { host: string; port: number; backlog?: number },
   onError: (error: Error) => void,
 ): Promise<MetricsListener> {
   const server = http.createServer((req, res) => {
@@ -377,7 +377,7 @@ export async function serveMetrics(
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog }, () => {
       server.off('error', reject);
       resolve();
     });

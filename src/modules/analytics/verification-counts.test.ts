@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { type KyselyPlugin, sql } from 'kysely';
 import { type Db, openDatabase } from '../../platform/db/database.js';
+import { classifyDriverError } from '../../platform/db/errors.js';
+import { createLog } from '../../platform/log.js';
 import {
   issueLicense,
   type SellerWithApp,
@@ -13,6 +15,7 @@ import {
   type TestServer,
 } from '../../testing/harness.js';
 import { testClock } from '../../testing/test-clock.js';
+import { createVerificationCounter } from './verification-counts.js';
 
 /**
  * Verification counts: tallied in memory on the verify path, added to the database by a flush.
@@ -160,6 +163,51 @@ describe('counting license verifications', () => {
     assert.equal(await counter().flush(), true);
     assert.deepEqual(await stored(server.db, first.appId), today(9, 3));
     assert.deepEqual(await stored(server.db, second.appId), today(2, 5));
+  });
+});
+
+describe('through a database outage', () => {
+  test('flushes while the database is away keep every count, and the first flush after it writes them all', async () => {
+    // The server's database, whose statements fail before they are sent, as a database gone
+    // away makes them fail, while `away`.
+    let away = false;
+    const plugin: KyselyPlugin = {
+      transformQuery: (args) => {
+        if (away)
+          throw classifyDriverError(
+            Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+          );
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const clock = testClock(NOW);
+    const counter = createVerificationCounter({
+      db: server.db.withPlugin(plugin),
+      clock,
+      log: createLog(server.config),
+    });
+    const rowsBefore = await stored(server.db, second.appId);
+    const [before] = rowsBefore;
+    away = true;
+    counter.count(second.appId, true);
+    assert.equal(await counter.flush(), false);
+    counter.count(second.appId, true);
+    counter.count(second.appId, false);
+    assert.equal(await counter.flush(), false);
+    assert.deepEqual(await stored(server.db, second.appId), rowsBefore, 'nothing written meanwhile');
+    away = false;
+    assert.equal(await counter.flush(), true);
+    assert.deepEqual(
+      await stored(server.db, second.appId),
+      today((before?.valid ?? 0) + 2, (before?.invalid ?? 0) + 1),
+    );
+    assert.equal(await counter.flush(), true);
+    assert.deepEqual(
+      await stored(server.db, second.appId),
+      today((before?.valid ?? 0) + 2, (before?.invalid ?? 0) + 1),
+      'written once',
+    );
   });
 });
 

@@ -9,6 +9,7 @@ import {
 import type { JWK } from 'jose';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import { isDatabaseUnavailable } from '../../platform/db/errors.js';
 import type { SigningKeyRow } from '../../platform/db/schema.js';
 import type { Log } from '../../platform/log.js';
 import * as store from './store.js';
@@ -25,6 +26,8 @@ export const JWKS_MAX_AGE_SECONDS = 60;
  */
 export const ACTIVATION_DELAY_MS = JWKS_MAX_AGE_SECONDS * 1000 + KEY_CACHE_MS + 30_000;
 const CLOCK_LEEWAY_MS = 5 * 60_000;
+/** While the database is away, how often the keys are asked for again (behind the answers). */
+const AWAY_RETRY_MS = 1_000;
 
 /** What the key set publishes for each key. */
 export interface PublicJwk {
@@ -52,28 +55,66 @@ export type KeyRing = ReturnType<typeof createKeyRing>;
 /**
  * The RS256 keys that sign license tokens, shared by every node through the database and
  * cached in memory. Private keys never leave this module.
+ *
+ * While the database is away the keys last read go on signing (verify answers from memory in an
+ * outage, and its tokens with it): once a read has failed as unavailable, callers get them at once
+ * and the read is tried again behind them, every AWAY_RETRY_MS. Every key this node knew of stays
+ * published for a day after a rotation it missed, so `tokensEndBy` keeps what it signs from
+ * outliving that.
  */
 export function createKeyRing({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
   let cache: { keys: LoadedKey[]; loadedAt: number } | null = null;
   let loading: Promise<LoadedKey[]> | null = null;
+  let away = false;
+  let triedAt = 0;
 
   async function keys(): Promise<LoadedKey[]> {
     const now = clock.now().getTime();
     if (cache && now - cache.loadedAt < KEY_CACHE_MS) return cache.keys;
-    loading ??= store
-      .publishedKeys(db, new Date(now))
-      .then(async (rows) => {
-        const loaded = await Promise.all(rows.map(load));
-        cache = { keys: loaded, loadedAt: now };
-        return loaded;
-      })
-      .finally(() => {
+    if (!loading && !(away && now - triedAt < AWAY_RETRY_MS)) {
+      triedAt = now;
+      loading = read(now).finally(() => {
         loading = null;
       });
-    return loading;
+      // Away, nobody waits for it: a failure of another kind is then only logged.
+      loading.catch((err) => {
+        if (away) log.warn({ err: { message: err.message } }, 'license_token.keys.read_failed');
+      });
+    }
+    if (away && cache) return cache.keys;
+    return loading as Promise<LoadedKey[]>;
+  }
+
+  function read(now: number): Promise<LoadedKey[]> {
+    return store.publishedKeys(db, new Date(now)).then(
+      async (rows) => {
+        const loaded = await Promise.all(rows.map(load));
+        cache = { keys: loaded, loadedAt: now };
+        if (away) log.info('license_token.keys.read_again');
+        away = false;
+        return loaded;
+      },
+      (err) => {
+        if (!cache || !isDatabaseUnavailable(err)) throw err;
+        if (!away) log.warn({ err: { message: err.message } }, 'license_token.keys.kept');
+        away = true;
+        return cache.keys;
+      },
+    );
   }
 
   return {
+    /**
+     * Epoch milliseconds no token signed now may outlive: none while the keys are current. Keys
+     * kept through an outage are all published at least until a day (a token's longest life)
+     * after the rotation that would retire them starts signing, which is after they were read.
+     */
+    tokensEndBy(): number {
+      return away && cache
+        ? cache.loadedAt + ACTIVATION_DELAY_MS + MAX_TOKEN_LIFETIME_SECONDS * 1000 + CLOCK_LEEWAY_MS
+        : Number.POSITIVE_INFINITY;
+    },
+
     /** The key that signs now: the most recently activated one. */
     async signingKey(): Promise<LoadedKey | null> {
       const now = clock.now().getTime();

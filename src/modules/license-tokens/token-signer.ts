@@ -77,6 +77,7 @@ export function createTokenSigner({
         iat + TOKEN_LIFETIME_SECONDS[verificationTier],
         licenseExp ?? Number.POSITIVE_INFINITY,
         subject.notAfter ? Math.floor(subject.notAfter.getTime() / 1000) : Number.POSITIVE_INFINITY,
+        Math.floor(keys.tokensEndBy() / 1000),
       );
       const expiresAt = new Date(exp * 1000);
       // The compact JWS is written here rather than through jose's SignJWT: the header is

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KyselyPlugin } from 'kysely';
 import { sql } from 'kysely';
 import { systemClock } from '../../platform/clock.js';
+import { classifyDriverError, isDatabaseUnavailable } from '../../platform/db/errors.js';
 import { createLog } from '../../platform/log.js';
 import {
   issueLicense,
@@ -78,18 +79,26 @@ async function seenOnB(body: Record<string, unknown>, field: 'code' | 'verificat
 }
 
 /**
- * A database handle that counts statements and can hold a read's answer back (`gate`), as a slow
- * read would be, so a change can land while the read is in flight.
+ * A database handle that counts statements, can hold a read's answer back (`gate`), as a slow
+ * read would be, so a change can land while the read is in flight, and can fail every statement
+ * (`failure`), as a database gone away does.
  */
 function observedDb(db: TestServer['db']) {
   // `queries`: every statement but the cache's listening probe (`pg_notify`, which a probe sent
   // while the node's listener reconnected may complete at any moment); `lookups`: the reads of
   // verification state only.
-  const seen = { queries: 0, lookups: 0, gate: null as Promise<void> | null, held: false };
+  const seen = {
+    queries: 0,
+    lookups: 0,
+    gate: null as Promise<void> | null,
+    held: false,
+    failure: null as Error | null,
+  };
   // Counted on results: statements compiled once (prepared.ts) are not transformed again.
   const plugin: KyselyPlugin = {
     transformQuery: (args) => args.node,
     transformResult: async (args) => {
+      if (seen.failure) throw seen.failure;
       if (!args.result.rows.some((row) => typeof row === 'object' && row !== null && 'pg_notify' in row))
         seen.queries++;
       if (args.result.rows.some((row) => typeof row === 'object' && row !== null && 'device_bound' in row)) {
@@ -105,15 +114,30 @@ function observedDb(db: TestServer['db']) {
   return { db: db.withPlugin(plugin), seen };
 }
 
+/** What the driver throws when the server is away, as the database adapter classifies it. */
+const unreachable = () =>
+  classifyDriverError(
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+  ) as Error;
+
+/** The node's default: verifies answered from memory for 5 minutes of an outage. */
+const GRACE_MS = 300_000;
+
 /** A cache of its own over `db`, listening like the node's. */
 async function listeningCache(
   db: TestServer['db'],
-  options: Pick<Parameters<typeof createVerificationCache>[0], 'now' | 'refreshEveryMs'> = {},
+  options: Partial<
+    Pick<
+      Parameters<typeof createVerificationCache>[0],
+      'now' | 'refreshEveryMs' | 'outageGraceMs' | 'notifications'
+    >
+  > = {},
 ) {
   const cache = createVerificationCache({
     db,
     log: createLog(nodeA.config),
     notifications: nodeA.service.modules.notifications,
+    outageGraceMs: GRACE_MS,
     ...options,
   });
   await until(
@@ -534,5 +558,187 @@ describe('entries in use are read again before they expire', () => {
     seen.queries = 0;
     assert.equal(await cache.find(kept.key, null), null, 'a deleted seller’s license is not found');
     assert.ok(seen.queries > 0, 'asked of the database');
+  });
+});
+
+describe('through a database outage', () => {
+  const TTL_MS = 120_000;
+
+  /**
+   * The node's channel, with the loss of its listening connection and its return (the gap)
+   * played by hand: messages are still heard, so the cache hears its own probe.
+   */
+  function handChannel() {
+    const real = nodeA.service.modules.notifications;
+    const lost: (() => void)[] = [];
+    const gaps: (() => void)[] = [];
+    return {
+      notifications: {
+        listen: (channel: string, handler: (payload: string) => void) => real.listen(channel, handler),
+        onLost: (handler: () => void) => lost.push(handler),
+        onGap: (handler: () => void) => gaps.push(handler),
+      },
+      lose: () => {
+        for (const handler of lost) handler();
+      },
+      regain: () => {
+        for (const handler of gaps) handler();
+      },
+    };
+  }
+
+  /** A license with device `pc` bound, and a cache of its own that has read both. */
+  async function heldLicense(outageGraceMs = GRACE_MS) {
+    const seller = await sellerWithApp(nodeA);
+    const license = await issueLicense(nodeA, seller, { maxDevices: 2 });
+    await verify(nodeA, { key: license.key, hwuid: 'pc' });
+    const { db, seen } = observedDb(nodeA.db);
+    const clock = { at: 0 };
+    const channel = handChannel();
+    const cache = await listeningCache(db, {
+      now: () => clock.at,
+      refreshEveryMs: 0,
+      outageGraceMs,
+      notifications: channel.notifications,
+    });
+    assert.equal((await cache.find(license.key, 'pc'))?.deviceBound, true);
+    assert.equal((await cache.find(license.key, 'pc'))?.read, null, 'held');
+    return { seller, license, db, seen, clock, channel, cache };
+  }
+
+  const fromMemory = (found: Awaited<ReturnType<ReturnType<typeof createVerificationCache>['find']>>) => [
+    found?.state.status,
+    found?.deviceBound,
+    found?.read,
+  ];
+
+  test('a license it held answers from memory only when the database is away, for a device seen bound or none, within the grace', async () => {
+    const { seller, license, seen, clock, channel, cache } = await heldLicense();
+    const unread = await issueLicense(nodeA, seller);
+    clock.at = 1_000;
+    channel.lose();
+    seen.lookups = 0;
+    assert.notEqual(
+      (await cache.find(license.key, 'pc'))?.read,
+      null,
+      'the channel lost, the database is asked',
+    );
+    assert.equal(seen.lookups, 1);
+
+    seen.failure = unreachable();
+    assert.deepEqual(fromMemory(await cache.find(license.key, 'pc')), ['active', true, null]);
+    assert.deepEqual(fromMemory(await cache.find(license.key, null)), ['active', false, null]);
+    for (const [key, hwuid, what] of [
+      [license.key, 'laptop', 'a device not seen bound'],
+      [unread.key, null, 'a license never read'],
+    ] as const) {
+      await assert.rejects(Promise.resolve(cache.find(key, hwuid)), isDatabaseUnavailable, what);
+    }
+    clock.at = 1_000 + GRACE_MS - 1;
+    assert.deepEqual(fromMemory(await cache.find(license.key, 'pc')), ['active', true, null]);
+    clock.at = 1_000 + GRACE_MS;
+    await assert.rejects(
+      Promise.resolve(cache.find(license.key, 'pc')),
+      isDatabaseUnavailable,
+      'past the grace',
+    );
+  });
+
+  test('when the database answers, its answer wins, and is what memory says afterwards', async () => {
+    const { license, seen, channel, cache } = await heldLicense();
+    channel.lose();
+    // Changes nobody hears of (the channel is down): the database's answer shows them.
+    await sql`update licenses set status = 'suspended' where id = ${license.id}`.execute(nodeA.db);
+    assert.deepEqual(
+      [(await cache.find(license.key, null))?.state.status, seen.failure],
+      ['suspended', null],
+    );
+    seen.failure = unreachable();
+    assert.deepEqual(fromMemory(await cache.find(license.key, 'pc')), ['suspended', true, null]);
+
+    seen.failure = null;
+    await sql`delete from license_devices where license_id = ${license.id}`.execute(nodeA.db);
+    assert.equal((await cache.find(license.key, 'pc'))?.deviceBound, false);
+    seen.failure = unreachable();
+    await assert.rejects(
+      Promise.resolve(cache.find(license.key, 'pc')),
+      isDatabaseUnavailable,
+      'a device the database said is gone',
+    );
+  });
+
+  test('a license changed before the outage is never answered from memory, nor anything once the channel is back', async () => {
+    const { seller, license: changed, seen, channel, cache } = await heldLicense();
+    const kept = await issueLicense(nodeA, seller);
+    await cache.find(kept.key, null);
+    // As the announcement of a revocation does, heard before the channel broke.
+    cache.forgetLicense(changed.id);
+    channel.lose();
+    seen.failure = unreachable();
+    await assert.rejects(Promise.resolve(cache.find(changed.key, null)), isDatabaseUnavailable);
+    assert.equal((await cache.find(kept.key, null))?.state.id, kept.id);
+    // The gap: what was missed meanwhile is unknown, so everything goes.
+    channel.regain();
+    await assert.rejects(Promise.resolve(cache.find(kept.key, null)), isDatabaseUnavailable);
+  });
+
+  test('the channel up, an entry past its deadline answers while the database is away, for the grace after it', async () => {
+    const { license, seen, clock, cache } = await heldLicense();
+    clock.at = TTL_MS;
+    seen.failure = new Error('a failure that is not the database being away');
+    await assert.rejects(Promise.resolve(cache.find(license.key, 'pc')), /not the database being away/);
+    seen.failure = unreachable();
+    assert.deepEqual(fromMemory(await cache.find(license.key, 'pc')), ['active', true, null]);
+    clock.at = TTL_MS + GRACE_MS;
+    await assert.rejects(Promise.resolve(cache.find(license.key, 'pc')), isDatabaseUnavailable);
+    seen.failure = null;
+    assert.notEqual((await cache.find(license.key, 'pc'))?.read, null, 'read again once it is back');
+  });
+
+  test('with no grace, nothing is answered from memory in an outage', async () => {
+    const { license, seen, channel, cache } = await heldLicense(0);
+    channel.lose();
+    seen.failure = unreachable();
+    await assert.rejects(Promise.resolve(cache.find(license.key, null)), isDatabaseUnavailable);
+  });
+
+  test('a verification in the outage is valid and counted; a new device and a floating license still need the database', async () => {
+    const { seller, license, db, seen, channel, cache } = await heldLicense();
+    const floating = await issueLicense(nodeA, seller, { floating: true, maxSeats: 1 });
+    await cache.find(floating.key, null);
+    const counted: boolean[] = [];
+    const verification = createVerification({
+      db,
+      clock: systemClock,
+      log: createLog(nodeA.config),
+      signer: null,
+      denylist: createTokenDenylist({ db, clock: systemClock }),
+      jwksUri: 'unused',
+      counts: { count: (_appId, valid) => counted.push(valid) },
+      cache,
+    });
+    channel.lose();
+    seen.failure = unreachable();
+    const answers = [
+      await verification.verify({ key: license.key, hwuid: 'pc', appId: seller.appId }),
+      await verification.validateHardware({ key: license.key, hwuid: 'pc' }),
+      await verification.verify({ key: license.key }),
+    ];
+    assert.deepEqual(
+      answers.map((a) => [a.valid, a.code ?? 'valid', a.hw_bound]),
+      [
+        [true, 'valid', true],
+        [true, 'valid', true],
+        [false, 'hwuid_required', false],
+      ],
+    );
+    assert.deepEqual(counted, [true, true, false]);
+    for (const call of [
+      () => verification.verify({ key: license.key, hwuid: 'laptop' }),
+      () => verification.verify({ key: floating.key, hwuid: 'pc' }),
+      () => verification.checkout({ key: floating.key, hwuid: 'pc' }),
+    ]) {
+      await assert.rejects(Promise.resolve().then(call), isDatabaseUnavailable);
+    }
   });
 });

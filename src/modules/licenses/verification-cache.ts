@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import DataLoader from 'dataloader';
 import type { Db, Executor } from '../../platform/db/database.js';
+import { isDatabaseUnavailable } from '../../platform/db/errors.js';
 import { type Notifications, notify } from '../../platform/db/notifications.js';
 import type { Log } from '../../platform/log.js';
 import * as store from './store.js';
@@ -15,11 +16,11 @@ import * as store from './store.js';
  * verified licenses, keyed by a digest of the canonical key (keys are not kept), so a repeat
  * verify of a known key and device reads nothing. Unknown keys are not held.
  *
- * Bound: MAX_ENTRIES, least recently used out first; what an entry says was read at most TTL_MS
- * ago. An entry used in the last KEEP_WARM_MS is read again before it expires, many in one
- * statement (`refreshDue`, every REFRESH_EVERY_MS), so a license its client checks every few
- * minutes is not a miss every TTL_MS, and the database sees one read per REFRESH_BATCH licenses
- * instead of one each.
+ * Bound: MAX_ENTRIES, least recently used out first; what an entry answers while the database
+ * answers was read at most TTL_MS ago. An entry used in the last KEEP_WARM_MS is read again
+ * before it expires, many in one statement (`refreshDue`, every REFRESH_EVERY_MS), so a license
+ * its client checks every few minutes is not a miss every TTL_MS, and the database sees one read
+ * per REFRESH_BATCH licenses instead of one each.
  *
  * Invalidated by every write to what it holds, inside the writing transaction: `announceLicense`
  * (status, expiry, e-mail, metadata, device limit, features, a device released) and
@@ -30,11 +31,21 @@ import * as store from './store.js';
  * are never deleted, and an app with licenses cannot be. Token revocation is not held here:
  * introspection always reads the live state.
  *
- * A lost channel: the moment the listener's connection breaks every entry is flushed and nothing
- * is stored until it is back (the listen connection re-listens before reporting the gap), and
- * until this node has heard its own first message (the listener may still be connecting) it
- * stores nothing either. A read
- * that began before an invalidation is never stored after it (the invalidation log below).
+ * A lost channel: the moment the listener's connection breaks no entry answers as fresh any more
+ * (each one's deadline is brought back to that moment) and nothing new is stored; once it is back
+ * (the listen connection re-listens before reporting the gap) every entry is flushed. Until this
+ * node has heard its own first message (the listener may still be connecting) it stores nothing
+ * either. A read that began before an invalidation is never stored after it (the invalidation
+ * log below).
+ *
+ * An outage: the database is always asked first, and only a read that fails because the database
+ * is unavailable (DatabaseUnavailableError) is answered from an entry still here: for a key with
+ * no device or a device seen bound, and for at most `outageGraceMs` after the entry stopped being
+ * kept current, that is after the channel was lost, or, the channel up, after its deadline passed
+ * (its background read failed). A change this node had heard of dropped the entry, so it is never
+ * answered; one committed and not heard of (the channel down) may be missed for that long. A
+ * read that succeeds while the channel is down is not stored, but the entry takes its answer (the
+ * database wins). Devices not seen bound, seats and every write still fail: 503.
  */
 const MAX_ENTRIES = 50_000;
 /**
@@ -107,12 +118,15 @@ export function createVerificationCache({
   db,
   log,
   notifications,
+  outageGraceMs,
   now = () => performance.now(),
   refreshEveryMs = REFRESH_EVERY_MS,
 }: {
   db: Db;
   log: Log;
   notifications: Pick<Notifications, 'listen' | 'onGap' | 'onLost'>;
+  /** How long an entry no longer kept current may answer while the database is away; 0: never. */
+  outageGraceMs: number;
   /** Milliseconds on a monotonic clock; tests move it by hand. */
   now?: () => number;
   /** 0: no timer (tests call `refreshDue` themselves). */
@@ -126,6 +140,8 @@ export function createVerificationCache({
   let started = false;
   let refreshing: Promise<number> | null = null;
   let closed = false;
+  // Whether verifies are being answered from memory for want of the database (logged once).
+  let away = false;
   let timer: NodeJS.Timeout | null = null;
   // The misses of one turn of the event loop, read in one statement (up to LOOKUP_BATCH keys):
   // on PGlite a statement's cost is mostly fixed (measured: 1.6–1.9 ms for one key, 0.19 ms a
@@ -186,30 +202,56 @@ export function createVerificationCache({
     digestOfLicense.clear();
   }
 
+  /** The channel is lost: no entry answers as fresh from now on; each stays for an outage. */
+  function distrust(): void {
+    const at = now();
+    for (const entry of entries.values()) if (entry.until > at) entry.until = at;
+  }
+
   /** The entry for a digest if still within its TTL; counts as a use for the LRU order. */
   function fresh(digest: string): Entry | undefined {
     const entry = entries.get(digest);
     if (!entry) return undefined;
-    if (entry.until <= now()) {
-      drop(digest);
+    const at = now();
+    if (entry.until <= at) {
+      // Read again; kept meanwhile for an outage, within its grace.
+      if (entry.until + outageGraceMs <= at) drop(digest);
       return undefined;
     }
     entries.delete(digest);
     entries.set(digest, entry);
-    entry.usedAt = now();
+    entry.usedAt = at;
     return entry;
   }
 
   /**
-   * Stores what a read begun at `since` found, with `device` when it is bound. A fresh entry of
-   * the same license keeps its devices and its deadline (an entry never outlives its TTL).
+   * Stores what a read begun at `since` found, and whether `hwuid` is bound. A fresh entry of the
+   * same license keeps its devices and its deadline (an entry never outlives its TTL). The channel
+   * down, nothing is stored, but an entry kept for an outage takes the answer (or goes, when the
+   * license changed since the read began): what the database said last is what memory says.
    */
-  function remember(digest: string, since: number, state: LicenseState, device: string | null): void {
-    if (!listening || invalidatedSince(since, state)) return;
+  function remember(
+    digest: string,
+    since: number,
+    state: LicenseState,
+    hwuid: string | null,
+    bound: boolean,
+  ): void {
     const known = entries.get(digest);
+    if (!listening) {
+      if (!known) return;
+      if (known.state.id !== state.id || invalidatedSince(since, state)) {
+        drop(digest);
+        return;
+      }
+      known.state = state;
+      if (hwuid !== null) setDevice(known.devices, hwuid, bound);
+      return;
+    }
+    if (invalidatedSince(since, state)) return;
     const kept = known && known.state.id === state.id && known.until > now() ? known : null;
     const devices = new Set(kept?.devices);
-    if (device !== null && devices.size < MAX_DEVICES_PER_ENTRY) devices.add(device);
+    if (hwuid !== null) setDevice(devices, hwuid, bound);
     drop(digest);
     entries.set(digest, { state, devices, until: kept?.until ?? now() + TTL_MS, usedAt: now() });
     digestOfLicense.set(state.id, digest);
@@ -295,30 +337,66 @@ export function createVerificationCache({
     return refreshed;
   }
 
-  /** A miss: the license read (with the misses of this turn of the event loop), then remembered. */
+  function setDevice(devices: Set<string>, hwuid: string, bound: boolean): void {
+    if (!bound) devices.delete(hwuid);
+    else if (devices.size < MAX_DEVICES_PER_ENTRY) devices.add(hwuid);
+  }
+
+  /**
+   * A miss: the license read (with the misses of this turn of the event loop), then remembered.
+   * A read the database could not serve is answered from an entry kept for an outage, if any.
+   */
   async function read(digest: string, canonicalKey: string, hwuid: string | null): Promise<Found | null> {
     const since = epoch;
-    const row = await lookups.load({ key: canonicalKey, hwuid });
-    if (!row) return null;
+    let row: Awaited<ReturnType<typeof lookups.load>>;
+    try {
+      row = await lookups.load({ key: canonicalKey, hwuid });
+    } catch (err) {
+      const held = isDatabaseUnavailable(err) ? heldFor(digest, hwuid) : undefined;
+      if (!held) throw err;
+      return { state: held.state, deviceBound: hwuid !== null, read: null };
+    }
+    if (away) {
+      away = false;
+      log.info('license.verify.reading_again');
+    }
+    if (!row) {
+      // Gone (its seller deleted), or its key changed by hand: not kept for an outage either.
+      drop(digest);
+      return null;
+    }
     const { device_bound, ...state } = row;
-    remember(digest, since, state, device_bound ? hwuid : null);
+    remember(digest, since, state, hwuid, Boolean(device_bound));
     return { state, deviceBound: Boolean(device_bound), read: { digest, since } };
+  }
+
+  /** The entry that answers for `digest` and `hwuid` while the database is away, if one may. */
+  function heldFor(digest: string, hwuid: string | null): Entry | undefined {
+    const entry = entries.get(digest);
+    if (!entry || entry.until + outageGraceMs <= now()) return undefined;
+    if (hwuid !== null && !entry.devices.has(hwuid)) return undefined;
+    if (!away) {
+      away = true;
+      log.warn({ graceMs: outageGraceMs }, 'license.verify.answering_from_memory');
+    }
+    return entry;
   }
 
   /** Listens once; stores nothing until this node hears its own probe on the channel. */
   function start(): void {
     if (started) return;
     started = true;
-    // Deaf, the cache could miss a change made by another node: it holds nothing until it hears
-    // again, so every verify reads the database meanwhile (and, in an outage, answers 503).
+    // Deaf, the cache could miss a change made by another node: nothing answers as fresh until it
+    // hears again, so every verify reads the database meanwhile (and, in an outage, is answered
+    // from what was held, within the grace).
     if (refreshEveryMs > 0) {
       timer = setInterval(() => void refreshDue(), refreshEveryMs);
       timer.unref();
     }
     notifications.onLost(() => {
       listening = false;
-      log.info({ entries: entries.size }, 'license.verify.cache_flushed');
-      flush();
+      log.info({ entries: entries.size }, 'license.verify.cache_distrusted');
+      distrust();
     });
     notifications.onGap(() => {
       flush();
@@ -366,7 +444,7 @@ export function createVerificationCache({
 
     /** Remembers a device this node just bound, unless the license changed since it was read. */
     bound(found: Found, hwuid: string): void {
-      if (found.read) remember(found.read.digest, found.read.since, found.state, hwuid);
+      if (found.read) remember(found.read.digest, found.read.since, found.state, hwuid, true);
     },
 
     /** Sent inside the transaction that changes what a license verifies as. */

@@ -27,7 +27,10 @@ export interface VerificationDeps {
   jwksUri: string;
   /** Tallies outcomes in memory for the admin analytics; it must not do I/O (hot path). */
   counts: { count(appId: string, valid: boolean, at?: Date): void };
-  /** Every lookup of a key goes through it; it reads the store on a miss. */
+  /**
+   * Every lookup of a key goes through it; it reads the store on a miss, and while the database
+   * is away answers what it held (within its outage grace) or throws the failure (503).
+   */
   cache: Pick<VerificationCache, 'find' | 'bound'>;
   /** Counts answers by code ('valid' when undefined) for the metrics; in memory only. */
   outcomes?: (code: VerifyCode | undefined) => void;
