@@ -165,13 +165,15 @@ function tail(file: string): string {
 
 /**
  * The service as production runs it: NODE_ENV=production (its LOG_LEVEL, info, one line per
- * request, written to a file), a JWT secret, loopback ports chosen by the system. Rate limits are
- * raised to their maximum, and event-loop shedding is off (MAX_EVENT_LOOP_DELAY=0) so a
- * saturated node is measured rather than its 503s.
+ * request, written to a file), a JWT and an idempotency secret and a signing-key encryption key,
+ * loopback ports chosen by the system. Rate limits are raised to their maximum, and event-loop shedding is off
+ * (MAX_EVENT_LOOP_DELAY=0) so a saturated node is measured rather than its 503s.
  */
 export const SERVICE_ENV = {
   NODE_ENV: 'production',
   JWT_SECRET: 'bench-session-secret-of-at-least-32-characters',
+  IDEMPOTENCY_SECRET: 'bench-idempotency-secret-of-at-least-32-characters',
+  SIGNING_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 'bench-signing-key-encryption-key').toString('base64'),
   HOST: '127.0.0.1',
   PORT: '0',
   PAY_PORT: '0',

@@ -18,11 +18,13 @@ import { runJson } from './processes.js';
  *   during and after: it must stay flat (no growth with requests served);
  * - bursts of 2,000 connections at once for 10 s (`autocannon -c 2000 -d 10`, its 10 s timeout),
  *   on a node with the default listen backlog and on one with Node's own 511, in turns (A B, B A,
- *   … BENCH_ROUNDS each), while a probe process GETs /healthz every 100 ms on a fresh connection.
- *   Counted: how the burst was answered, its timeouts and connection errors, the kernel's listen
- *   overflows (TcpExt ListenOverflows, machine-wide) and the slowest probe;
+ *   … BENCH_ROUNDS each), while two probe processes GET /healthz every 100 ms on a fresh
+ *   connection, one on the core API's listener, one on the probe listener (HEALTH_PORT, a thread
+ *   of its own). Counted: how the burst was answered, its timeouts and connection errors, the
+ *   kernel's listen overflows (TcpExt ListenOverflows, machine-wide) and each probe's times;
  * - sudden bursts on the same two nodes: 2,000 clients opening their connections at once with one
- *   request each (src/testing/burst-client.ts), counting how many waited over a second.
+ *   request each (src/testing/burst-client.ts), counting how many waited over a second, with
+ *   the probe listener probed as above.
  * SOAK_SECONDS sets the soak's length (default 60).
  */
 const BURST_CONNECTIONS = 2000;
@@ -62,18 +64,19 @@ export async function soak(): Promise<string> {
       }
     }
     // The same nodes met by 2,000 clients arriving at once with one request each.
-    const sudden = new Map(subjects.map((s) => [s.name, [] as BurstOutcome[]]));
+    const sudden = new Map(subjects.map((s) => [s.name, [] as { outcome: BurstOutcome; probes: Probes }[]]));
     for (let round = 0; round < ROUNDS; round++) {
       for (const subject of round % 2 === 0 ? subjects : [...subjects].reverse()) {
         console.error(`bench: soak: sudden burst on ${subject.name}, round ${round + 1}`);
-        sudden.get(subject.name)?.push(
-          await runJson<BurstOutcome>('src/testing/burst-client.ts', {
+        const { result, probes } = await whileProbed({ probeListener: subject.node.serving.health }, () =>
+          runJson<BurstOutcome>('src/testing/burst-client.ts', {
             origin: subject.node.serving.api,
             connections: BURST_CONNECTIONS,
             probeEvery: SUDDEN_PROBE_EVERY,
             timeoutMs: 10_000,
           } satisfies BurstInput),
         );
+        sudden.get(subject.name)?.push({ outcome: result, probes: probes.probeListener });
         await sleep(3000);
       }
     }
@@ -83,8 +86,9 @@ export async function soak(): Promise<string> {
     const last = rest.at(-1) ?? first;
     const storage = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
     const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
-    const cell = <T>(runs: T[], pick: (b: T) => number) => {
-      const values = runs.map(pick);
+    const cell = <T>(runs: T[], pick: (b: T) => number | null) => {
+      const values = runs.map(pick).filter((v) => v !== null);
+      if (values.length === 0) return '–';
       const [low, high] = [Math.min(...values), Math.max(...values)];
       const mid = Math.round(median(values));
       return low === high ? String(mid) : `${mid} (${Math.round(low)}–${Math.round(high)})`;
@@ -100,8 +104,8 @@ export async function soak(): Promise<string> {
       '',
       `Bursts: ${BURST_CONNECTIONS} connections for ${BURST_SECONDS} s (10 s timeout), ${ROUNDS} a backlog in turns; net.core.somaxconn ${readProc('/proc/sys/net/core/somaxconn')}, tcp_max_syn_backlog ${readProc('/proc/sys/net/ipv4/tcp_max_syn_backlog')}. Median a burst (min–max); nodes alive after: ${alive ? 'yes' : 'no'}.`,
       '',
-      '| listen backlog | answered | 200 | 503 overloaded | other answers | timeouts | connection errors | listen overflows | probes | probes unanswered | slowest probe ms |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| listen backlog | answered | 200 | 503 overloaded | other answers | timeouts | connection errors | listen overflows |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...[...bursts].map(([name, runs]) =>
         row([
           name,
@@ -112,11 +116,25 @@ export async function soak(): Promise<string> {
           cell(runs, (b) => b.timeouts),
           cell(runs, (b) => b.connectionErrors),
           cell(runs, (b) => b.listenOverflows),
-          cell(runs, (b) => b.probes),
-          cell(runs, (b) => b.probesUnanswered),
-          cell(runs, (b) => b.slowestProbeMs),
         ]),
       ),
+      '',
+      `Probes during those bursts: \`GET /healthz\` every 100 ms, each on a fresh connection, ${PROBE_TIMEOUT_MS / 1000} s timeout, on the core API's listener and on the probe listener (\`HEALTH_PORT\`, its own thread). Median a burst (min–max) of the probes' median and slowest answer; a probe not answered counts at its timeout.`,
+      '',
+      PROBE_HEADER,
+      PROBE_RULE,
+      ...[...bursts].flatMap(([name, runs]) => [
+        probeRow(
+          `${name}, core API listener`,
+          runs.map((b) => b.probes.coreListener),
+          cell,
+        ),
+        probeRow(
+          `${name}, probe listener`,
+          runs.map((b) => b.probes.probeListener),
+          cell,
+        ),
+      ]),
       '',
       `Sudden bursts: ${BURST_CONNECTIONS} clients opening their connections at once, one request each (a verify, or \`/healthz\` every ${SUDDEN_PROBE_EVERY}th), 10 s timeout, ${ROUNDS} a backlog in turns. Median a burst (min–max).`,
       '',
@@ -125,15 +143,27 @@ export async function soak(): Promise<string> {
       ...[...sudden].map(([name, runs]) =>
         row([
           name,
-          cell(runs, (b) => Object.values(b.answers).reduce((n, c) => n + c, 0)),
-          cell(runs, (b) => b.answers['verify 200'] ?? 0),
-          cell(runs, (b) => b.answers['verify 503 overloaded'] ?? 0),
-          cell(runs, (b) => b.slowerThanOneSecond),
-          cell(runs, (b) => b.slowestMs),
-          cell(runs, (b) => b.answers['probe 200'] ?? 0),
-          cell(runs, (b) => b.timeouts),
-          cell(runs, (b) => b.connectFailures + b.otherFailures),
+          cell(runs, ({ outcome: b }) => Object.values(b.answers).reduce((n, c) => n + c, 0)),
+          cell(runs, ({ outcome: b }) => b.answers['verify 200'] ?? 0),
+          cell(runs, ({ outcome: b }) => b.answers['verify 503 overloaded'] ?? 0),
+          cell(runs, ({ outcome: b }) => b.slowerThanOneSecond),
+          cell(runs, ({ outcome: b }) => b.slowestMs),
+          cell(runs, ({ outcome: b }) => b.answers['probe 200'] ?? 0),
+          cell(runs, ({ outcome: b }) => b.timeouts),
+          cell(runs, ({ outcome: b }) => b.connectFailures + b.otherFailures),
         ]),
+      ),
+      '',
+      `Probes on the probe listener during the sudden bursts, as above (those on the core API's listener are the burst's own, every ${SUDDEN_PROBE_EVERY}th client).`,
+      '',
+      PROBE_HEADER,
+      PROBE_RULE,
+      ...[...sudden].map(([name, runs]) =>
+        probeRow(
+          `${name}, probe listener`,
+          runs.map((b) => b.probes),
+          cell,
+        ),
       ),
     ].join('\n');
   } finally {
@@ -169,6 +199,7 @@ async function startNode(nodes: Node[], env: { LISTEN_BACKLOG?: string }): Promi
     DATA_DIR: dataDir,
     DATABASE_URL: scratch.url,
     JWT_SECRET: 'soak-benchmark-secret-of-at-least-32-characters',
+    IDEMPOTENCY_SECRET: 'soak-idempotency-secret-of-at-least-32-characters',
     LOG_LEVEL: 'warn',
     PASSWORD_HASH_COST: '1024',
     VERIFY_RATE_LIMIT: '1000000',
@@ -176,8 +207,9 @@ async function startNode(nodes: Node[], env: { LISTEN_BACKLOG?: string }): Promi
     AUTH_RATE_LIMIT: '100000',
     // Load shedding as in production (the test helpers turn it off).
     MAX_EVENT_LOOP_DELAY: '1000',
-    // Two nodes at once: each scrapes on a port of its own.
+    // Two nodes at once: each scrapes and is probed on ports of its own.
     METRICS_PORT: '0',
+    HEALTH_PORT: '0',
     ...env,
   }).catch(async (error) => {
     await scratch.drop();
@@ -240,26 +272,16 @@ interface Burst {
   /** Refused or reset connections (autocannon's errors that are not timeouts). */
   connectionErrors: number;
   listenOverflows: number;
-  probes: number;
-  probesUnanswered: number;
-  slowestProbeMs: number;
+  probes: Record<'coreListener' | 'probeListener', Probes>;
 }
 
 async function burst(node: Node): Promise<Burst> {
-  const probing = runJson<ProbeResult>('bench/probe.ts', {
-    url: `${node.serving.api}/healthz`,
-    seconds: BURST_SECONDS + 6,
-    everyMs: 100,
-    timeoutMs: 10_000,
-  } satisfies ProbeInput);
-  // The probe process starts (tsx) before the burst; only probes sent during the burst count.
-  await sleep(3000);
   const overflowsBefore = listenOverflows();
-  const from = Date.now();
-  const result = await verify(node, BURST_CONNECTIONS, BURST_SECONDS);
-  const to = Date.now();
+  const { result, probes } = await whileProbed(
+    { coreListener: node.serving.api, probeListener: node.serving.health },
+    () => verify(node, BURST_CONNECTIONS, BURST_SECONDS),
+  );
   const overflows = listenOverflows() - overflowsBefore;
-  const probes = (await probing).probes.filter((p) => p.at >= from && p.at <= to);
   // The node winds down what the burst left (closed connections, queued requests) before the next.
   await sleep(3000);
   const answered = Object.values(result.statusCodeStats ?? {}).reduce((n, s) => n + (s?.count ?? 0), 0);
@@ -270,10 +292,74 @@ async function burst(node: Node): Promise<Burst> {
     timeouts: result.timeouts,
     connectionErrors: result.errors - result.timeouts,
     listenOverflows: overflows,
-    probes: probes.length,
-    probesUnanswered: probes.filter((p) => p.status !== 200).length,
-    slowestProbeMs: Math.max(0, ...probes.map((p) => p.ms)),
+    probes,
   };
+}
+
+const PROBE_TIMEOUT_MS = 10_000;
+const PROBE_HEADER = '| probed | probes | not 200 | median ms | slowest ms |';
+const PROBE_RULE = '|---|---:|---:|---:|---:|';
+
+/** How the probes sent during a burst were answered. */
+interface Probes {
+  count: number;
+  /** Answered otherwise, or not at all. */
+  not200: number;
+  medianMs: number | null;
+  slowestMs: number | null;
+}
+
+/**
+ * Runs `burst` while a probe process (bench/probe.ts) GETs `/healthz` every 100 ms at each of
+ * `origins` (null: not probed); counts only the probes sent while the burst ran.
+ */
+async function whileProbed<T, K extends string>(
+  origins: Record<K, string | null>,
+  burst: () => Promise<T>,
+): Promise<{ result: T; probes: Record<K, Probes> }> {
+  const probing = Object.entries<string | null>(origins).map(([name, origin]) => ({
+    name: name as K,
+    run: origin
+      ? runJson<ProbeResult>('bench/probe.ts', {
+          url: `${origin}/healthz`,
+          seconds: BURST_SECONDS + 6,
+          everyMs: 100,
+          timeoutMs: PROBE_TIMEOUT_MS,
+        } satisfies ProbeInput)
+      : Promise.resolve({ probes: [] }),
+  }));
+  // The probe processes start (tsx) before the burst.
+  await sleep(3000);
+  const from = Date.now();
+  const result = await burst();
+  const to = Date.now();
+  const probes = {} as Record<K, Probes>;
+  for (const { name, run } of probing) {
+    const sent = (await run).probes.filter((p) => p.at >= from && p.at <= to);
+    // A probe with no answer (refused, reset, timed out) counts at its timeout, as a balancer's.
+    const times = sent.map((p) => (p.status === 0 ? Math.max(p.ms, PROBE_TIMEOUT_MS) : p.ms));
+    probes[name] = {
+      count: sent.length,
+      not200: sent.filter((p) => p.status !== 200).length,
+      medianMs: times.length ? median(times) : null,
+      slowestMs: times.length ? Math.max(...times) : null,
+    };
+  }
+  return { result, probes };
+}
+
+function probeRow(
+  name: string,
+  runs: Probes[],
+  cell: (runs: Probes[], pick: (p: Probes) => number | null) => string,
+): string {
+  return `| ${[
+    name,
+    cell(runs, (p) => p.count),
+    cell(runs, (p) => p.not200),
+    cell(runs, (p) => p.medianMs),
+    cell(runs, (p) => p.slowestMs),
+  ].join(' | ')} |`;
 }
 
 /** The kernel's count of connections dropped because a listen queue was full (all listeners). */

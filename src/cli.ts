@@ -59,7 +59,8 @@ program
     process.once('SIGINT', () => shutdown('SIGINT'));
     console.log(
       `core API on ${running.coreUrl}/v1  ·  checkout host on ${running.payUrl}` +
-        (running.metricsUrl ? `  ·  metrics on ${running.metricsUrl}` : ''),
+        (running.metricsUrl ? `  ·  metrics on ${running.metricsUrl}` : '') +
+        (running.healthUrl ? `  ·  probes on ${running.healthUrl}` : ''),
     );
   });
 
@@ -106,18 +107,32 @@ admin
     }
   });
 
-const keys = program.command('keys').description('manage the keys that sign license tokens');
+const keys = program
+  .command('keys')
+  .description('manage the keys that sign license tokens, license files and revocation lists');
 keys
   .command('rotate')
   .description(
-    'publish a new signing key; it signs after a short delay, old keys stay published until their tokens expire',
+    'publish a new token signing key; it signs after a short delay, old keys stay published until their tokens expire',
   )
-  .action(async () => {
+  .option(
+    '--offline',
+    'replace the offline key instead (license files and revocation lists), only if it may have leaked: every offline machine then needs the new key set',
+  )
+  .action(async (options: { offline?: boolean }) => {
     const config = loadConfig();
     const modules = await (await service()).openModules(config, createLog(config));
     try {
-      const { kid, activatesAt } = await modules.keyRing.rotate();
-      console.log(`new key ${kid} published; it signs from ${activatesAt.toISOString()}`);
+      const purpose = options.offline ? 'offline' : 'token';
+      const { kid, activatesAt } = await modules.keyRing.rotate(purpose);
+      console.log(
+        `new ${purpose === 'offline' ? 'offline ' : ''}key ${kid} published; it signs from ${activatesAt.toISOString()}`,
+      );
+      if (purpose === 'offline') {
+        console.log(
+          'offline machines accept what it signs once they hold the new key set (GET /v1/licenses/jwks)',
+        );
+      }
     } finally {
       await modules.database.close();
     }
@@ -136,6 +151,11 @@ function loadConfig(): Config {
 }
 
 program.parseAsync().catch((error: unknown) => {
+  // A setting found wrong only once storage is open (the key that seals the signing keys).
+  if (error instanceof ConfigError) {
+    console.error(`Configuration error: ${error.message}`);
+    process.exit(2);
+  }
   console.error(error instanceof Error ? error.message : error);
   process.exit(1);
 });

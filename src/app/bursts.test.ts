@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { holdEventLoop, listenQueue, startBurst } from '../testing/burst.js';
+import { holdEventLoop, listenQueue, probeWhileHeld, startBurst } from '../testing/burst.js';
 import { startTestServer, type TestServer } from '../testing/harness.js';
 import { kernelListenQueueCap } from './service.js';
 
@@ -49,11 +49,12 @@ describe('bursts of connections', { skip: linuxOnly }, () => {
     let server: TestServer;
     const connections = 1500;
     before(async () => {
-      server = await startTestServer();
+      // The loop is held for as long as the burst takes to queue: the node is not stuck meanwhile.
+      server = await startTestServer({ HEALTH_STALL_MS: '120000' });
     });
     after(() => server.stop());
 
-    test('a burst of 1,500 connections at once all wait in the listen queue, and each is answered: verifies 200 or 503 overloaded, health probes 200', {
+    test('a burst of 1,500 connections at once all wait in the listen queue, and each is answered: verifies 200 or 503 overloaded, health probes 200; the probe listener answers while they wait', {
       skip: (cap ?? 0) < connections ? `net.core.somaxconn is ${cap} here` : false,
     }, async (t) => {
       const burst = startBurst({
@@ -64,6 +65,19 @@ describe('bursts of connections', { skip: linuxOnly }, () => {
       });
       const queued = holdEventLoop(() => listenQueue(port(server)).waiting === connections, 30_000);
       assert.ok(queued, `not all waited in the queue: ${JSON.stringify(listenQueue(port(server)))}`);
+      // Still held, the main listeners accepting none: the probe listener's thread answers.
+      const probe = (path: string) =>
+        probeWhileHeld({ url: `${server.service.healthUrl}${path}`, everyMs: 100, timeoutMs: 10_000 }).at(-1);
+      const live = probe('/healthz');
+      assert.equal(live?.status, 200, JSON.stringify(live));
+      // Readiness is what the node's last check of the shared test database found just before:
+      // 200, or 503 not_ready if it went unanswered then; an answer either way.
+      const ready = probe('/readyz');
+      assert.ok(
+        ready?.status === 200 || (ready?.status === 503 && JSON.parse(ready.body).error.code === 'not_ready'),
+        JSON.stringify(ready),
+      );
+      assert.equal(listenQueue(port(server)).waiting, connections, 'the burst still waits, unaccepted');
       const outcome = await burst.outcome;
       t.diagnostic(JSON.stringify(outcome));
 

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { processStorage, runCli, serve } from '../testing/cli-process.js';
 import { assertError, httpClient } from '../testing/http-client.js';
+import { scratchDatabase } from '../testing/scratch-database.js';
 
 /** The CLI's one-shot commands and start-up settings, as an operator runs them (see lifecycle.test.ts). */
 const { DATABASE_URL, storage, freshDataDir, migratedDataDir } = await processStorage();
@@ -120,6 +121,84 @@ describe(`the command line on ${storage}`, () => {
       second.proc.child.kill('SIGTERM');
       await second.proc.exited;
     }
+  });
+
+  test('the signing keys survive a change of the key that seals them, given the old one after it, and a start without it is refused naming the setting', async () => {
+    // On PostgreSQL a database of its own: the others here hold keys sealed under the test key.
+    const own = await scratchDatabase();
+    try {
+      await sealingKeyChange(own.url);
+    } finally {
+      await own.drop();
+    }
+  });
+
+  async function sealingKeyChange(databaseUrl: string | undefined) {
+    const [oldKey, newKey] = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
+    const base = { DATA_DIR: await migratedDataDir(), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+    const kidsServedWith = async (sealing: string) => {
+      const { proc, api } = await serve({ ...base, SIGNING_KEY_ENCRYPTION_KEY: sealing });
+      try {
+        return (await httpClient(`${api}/v1`).get('/licenses/jwks'))
+          .expect(200)
+          .body.keys.map((k: { kid: string }) => k.kid)
+          .sort();
+      } finally {
+        proc.child.kill('SIGTERM');
+        await proc.exited;
+      }
+    };
+    const kids = await kidsServedWith(oldKey);
+    assert.equal(kids.length, 2, 'a token key and the offline key');
+
+    const refused = runCli(['serve'], {
+      ...base,
+      PORT: '0',
+      PAY_PORT: '0',
+      SIGNING_KEY_ENCRYPTION_KEY: newKey,
+    });
+    assert.equal(await refused.exited, 2, refused.output());
+    assert.match(
+      refused.output(),
+      /Configuration error: SIGNING_KEY_ENCRYPTION_KEY: signing key \S+ was sealed under/,
+    );
+
+    // The new key first, the old one after it: the keys are sealed again under the new one...
+    assert.deepEqual(await kidsServedWith(`${newKey},${oldKey}`), kids);
+    // ...so the old one can go.
+    assert.deepEqual(await kidsServedWith(newKey), kids);
+  }
+
+  test('keys rotate --offline replaces the offline key and leaves the token key', async () => {
+    const env = { DATA_DIR: await migratedDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
+    const keySet = async () => {
+      const { proc, api } = await serve(env);
+      try {
+        return (await httpClient(`${api}/v1`).get('/licenses/jwks')).expect(200).body.keys as {
+          kid: string;
+          purpose: string;
+        }[];
+      } finally {
+        proc.child.kill('SIGTERM');
+        await proc.exited;
+      }
+    };
+    const before = await keySet();
+    const rotate = runCli(['keys', 'rotate', '--offline'], env);
+    assert.equal(await rotate.exited, 0, rotate.output());
+    const kid = /new offline key (\S+) published/.exec(rotate.output())?.[1];
+    assert.ok(kid);
+    assert.match(rotate.output(), /once they hold the new key set/);
+    const after = await keySet();
+    assert.equal(after.find((key) => key.kid === kid)?.purpose, 'offline');
+    for (const key of before)
+      assert.ok(
+        after.some((k) => k.kid === key.kid),
+        'old keys stay published',
+      );
+    const tokenKids = (keys: { kid: string; purpose: string }[]) =>
+      keys.filter((key) => key.purpose === 'token').map((key) => key.kid);
+    assert.deepEqual(tokenKids(after), tokenKids(before), 'the token keys are left as they were');
   });
 
   test('--help lists the commands', async () => {

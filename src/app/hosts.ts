@@ -50,7 +50,7 @@ export function buildHost(
   // Before the routes: its onRoute hook gives routes flagged `cors` their headers and preflight.
   registerCrossOriginRoutes(app);
   // Before the routes: its onRoute hook adds the Idempotency-Key header to flagged routes.
-  registerIdempotency(app, deps.modules.idempotency);
+  registerIdempotency(app, deps.modules.idempotency, { crashAfterCommit: deps.config.testCrashAfterCommit });
   app.register(
     async (scope) => {
       mount(scope as unknown as HttpApp);

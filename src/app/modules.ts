@@ -5,6 +5,7 @@ import { createAuthenticator } from '../modules/auth/index.js';
 import { createCheckoutService, createTrials } from '../modules/checkout/index.js';
 import {
   createKeyRing,
+  createKeySealer,
   createLicenseFileSigner,
   createTokenDenylist,
   createTokenSigner,
@@ -46,6 +47,10 @@ export interface ModuleDeps {
   log: Log;
   clock: Clock;
   sessionSecret: string;
+  /** The keys private signing keys are sealed under: the first seals, all open. */
+  signingKeyEncryptionKeys: readonly Uint8Array[];
+  /** Newest first: what idempotency keys are hashed and their kept answers encrypted under. */
+  idempotencySecrets: readonly string[];
   /** Recorders for the Prometheus metrics; off when not given (one-shot commands). */
   metrics?: Metrics;
   /**
@@ -62,6 +67,8 @@ export function createModules({
   log,
   clock,
   sessionSecret,
+  signingKeyEncryptionKeys,
+  idempotencySecrets,
   metrics = METRICS_OFF,
   stripe,
 }: ModuleDeps) {
@@ -102,7 +109,7 @@ export function createModules({
     licenseChanges: verificationCache,
   });
   const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
-  const keyRing = createKeyRing({ db, clock, log });
+  const keyRing = createKeyRing({ db, clock, log, sealer: createKeySealer(signingKeyEncryptionKeys) });
   const signer = config.licenseTokens
     ? createTokenSigner({
         keys: keyRing,
@@ -112,7 +119,7 @@ export function createModules({
       })
     : null;
   const denylist = createTokenDenylist({ db, clock });
-  // License files and revocation lists for offline machines: the same keys, so off with tokens.
+  // License files and revocation lists for offline machines: the offline key, off with tokens.
   const offlineActivation = createOfflineActivation({
     db,
     clock,
@@ -201,7 +208,7 @@ export function createModules({
   });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
   const analytics = createAnalyticsService({ db, clock });
-  const idempotency = createIdempotencyKeys({ db, clock, log });
+  const idempotency = createIdempotencyKeys({ db, clock, log, secrets: idempotencySecrets });
   return {
     database,
     notifications,

@@ -395,6 +395,57 @@ describe('payment confirmation and the partner webhook', () => {
   });
 });
 
+describe('a product changed while its order is open', () => {
+  test('the seller switching a yearly product to monthly as the payment completes never changes what the buyer gets', async () => {
+    const seller = await sellerWithApp(server);
+    await repeat(
+      async (round) => {
+        const product = await createMonthlyProduct(server, seller.appId, seller.token, {
+          name: `Yearly ${round}`,
+          price: 120,
+          interval: 'year',
+          partnerPriceIdRecurring: 'price_yearly',
+        });
+        const intent = await startPurchase(server, product.id, `yearly-${round}@example.com`);
+        // The change goes out first in one round and between the confirmations in the next.
+        const change = () =>
+          server.api.patch(
+            `/products/${product.id}`,
+            { interval: 'month', price: 10 },
+            { token: seller.token },
+          );
+        const confirm = () => confirmPurchase(server, intent, '4242424242424242');
+        const answers = await Promise.all(
+          round % 2 ? [confirm(), change(), confirm()] : [change(), confirm(), confirm()],
+        );
+        const changed = answers[round % 2] as (typeof answers)[number];
+        const violations: string[] = [];
+        for (const paid of answers.filter((answer) => answer !== changed))
+          if (paid.status !== 200 || paid.body.transactionStatus !== 'paid')
+            violations.push(`confirm answered ${paid.status} ${paid.body?.transactionStatus}`);
+        if (changed.status !== 200) violations.push(`the change answered ${changed.status}`);
+        const order = (await server.api.get(`/orders/${intent.orderId}`, { token: seller.token })).expect(
+          200,
+        ).body;
+        if (order.amount !== 120) violations.push(`order amount ${order.amount}`);
+        const license = (
+          await server.api.get(`/apps/${seller.appId}/licenses/${order.licenseId}`, { token: seller.token })
+        ).expect(200).body;
+        const year = new Date(clock.now());
+        year.setUTCFullYear(year.getUTCFullYear() + 1);
+        if (license.expiresAt !== year.toISOString()) violations.push(`license expires ${license.expiresAt}`);
+        const subscriptions = (
+          await server.api.get(`/subscriptions?productId=${product.id}`, { token: seller.token })
+        ).expect(200).body.subscriptions as { currentPeriodEnd: string }[];
+        if (subscriptions.length !== 1 || subscriptions[0]?.currentPeriodEnd !== year.toISOString())
+          violations.push(`subscriptions ${JSON.stringify(subscriptions)}`);
+        return violations;
+      },
+      Math.ceil(TRIALS / 4),
+    );
+  });
+});
+
 describe('trials', () => {
   /** Twenty trial starts at once on a fresh product, each with `bodyOf(i)`; one license must come of them. */
   async function startTogether(bodyOf: (i: number) => { email: string; hwuid?: string }) {
@@ -432,8 +483,8 @@ describe('trials', () => {
     );
   }
 
-  test('twenty trial starts at once with one e-mail make exactly one license', async () => {
-    await startTogether((i) => ({ email: 'same-buyer@example.com', hwuid: `pc-${i}` }));
+  test('twenty trial starts by e-mail at once for one address, in any case or +tag, make exactly one license', async () => {
+    await startTogether((i) => ({ email: i % 2 ? `Same-Buyer+${i}@example.com` : 'same-buyer@example.com' }));
   });
 
   test('twenty trial starts at once with one device and different e-mails make exactly one license', async () => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { type RouteInfo, registeredRoutes } from '../platform/http/create-http-app.js';
@@ -400,6 +402,16 @@ describe('shared auth suite', () => {
       const entry = ROUTES[nameOf(host, route)];
       assert.equal(route.auth === 'public', entry?.kind === 'public', `${nameOf(host, route)} public-ness`);
     }
+  });
+
+  test('every public route says in docs/security.md who may call it and what it reveals', () => {
+    // Run from the project's root, as npm test and node --test are.
+    const doc = fs.readFileSync(path.join(process.cwd(), 'docs', 'security.md'), 'utf8');
+    const undocumented = routes
+      .filter(({ route }) => route.auth === 'public' && route.method !== 'OPTIONS')
+      .map(({ route }) => `${route.method} ${route.url}`)
+      .filter((name) => !doc.includes(name));
+    assert.deepEqual(undocumented, [], 'public routes missing from docs/security.md');
   });
 
   test('protected routes refuse missing, malformed, bad and revoked credentials with 401', async () => {

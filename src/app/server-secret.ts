@@ -10,17 +10,49 @@ import { type Config, IN_MEMORY_DATA_DIR } from '../platform/config.js';
  * production).
  */
 export function resolveSessionSecret(config: Pick<Config, 'jwtSecret' | 'dataDir'>): string {
-  if (config.jwtSecret) return config.jwtSecret;
-  if (config.dataDir === IN_MEMORY_DATA_DIR) return randomBytes(32).toString('base64url');
-  const file = path.join(config.dataDir, 'jwt-secret');
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  return config.jwtSecret ?? generatedSecret(config.dataDir, 'jwt-secret');
+}
+
+/**
+ * The secrets idempotency keys are hashed and their answers encrypted under (newest first):
+ * IDEMPOTENCY_SECRET's when set, otherwise one generated into DATA_DIR like the session secret.
+ * Several nodes must share them (config enforces it in production), or a retry landing on
+ * another node would not find its key.
+ */
+export function resolveIdempotencySecrets(
+  config: Pick<Config, 'idempotencySecrets' | 'dataDir'>,
+): readonly string[] {
+  return config.idempotencySecrets ?? [generatedSecret(config.dataDir, 'idempotency-secret')];
+}
+
+/**
+ * The keys private signing keys are sealed under (the first seals, all open):
+ * SIGNING_KEY_ENCRYPTION_KEY's when set, otherwise one generated into DATA_DIR. On the embedded
+ * database that file sits beside the data it protects, so a copy of DATA_DIR holds both; set the
+ * key from a secret store to keep it apart. Nodes over one database must share it (config
+ * enforces it in production).
+ */
+export function resolveSigningKeyEncryptionKeys(
+  config: Pick<Config, 'signingKeyEncryptionKeys' | 'dataDir'>,
+): Buffer[] {
+  const keys = config.signingKeyEncryptionKeys ?? [
+    generatedSecret(config.dataDir, 'signing-key-encryption-key'),
+  ];
+  return keys.map((key) => Buffer.from(key, 'base64'));
+}
+
+/** A random secret kept in `DATA_DIR/<file>` from the first start on (in memory: a new one). */
+function generatedSecret(dataDir: string, file: string): string {
+  if (dataDir === IN_MEMORY_DATA_DIR) return randomBytes(32).toString('base64url');
+  const where = path.join(dataDir, file);
+  fs.mkdirSync(dataDir, { recursive: true });
   try {
-    fs.writeFileSync(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
+    fs.writeFileSync(where, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const secret = fs.readFileSync(file, 'utf8').trim();
+  const secret = fs.readFileSync(where, 'utf8').trim();
   if (secret.length < 32)
-    throw new Error(`${file} holds no usable secret; delete it to have a new one generated`);
+    throw new Error(`${where} holds no usable secret; delete it to have a new one generated`);
   return secret;
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENTS_RECORDED_CHANNEL } from '../modules/events/index.js';
+import { type ProbeThread, startProbeThread } from '../modules/health/index.js';
 import { purgeAttempts } from '../modules/webhooks/index.js';
 import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -22,7 +23,11 @@ import { connected, openRedis, type RedisClient } from '../platform/redis.js';
 import { buildCheckoutApp } from './checkout-app.js';
 import { buildCoreApp } from './core-app.js';
 import { createModules, type Modules } from './modules.js';
-import { resolveSessionSecret } from './server-secret.js';
+import {
+  resolveIdempotencySecrets,
+  resolveSessionSecret,
+  resolveSigningKeyEncryptionKeys,
+} from './server-secret.js';
 
 const STARTUP_DATABASE_WAIT_MS = 60_000;
 /** How long a starting node waits for Redis (its shared rate-limit counters) before it listens anyway. */
@@ -33,6 +38,8 @@ export interface RunningService {
   payUrl: string;
   /** The Prometheus scrape URL (its own listener), or null when METRICS=off. */
   metricsUrl: string | null;
+  /** The probe listener's origin (its own thread: /healthz, /readyz), or null when HEALTH_PORT=off. */
+  healthUrl: string | null;
   modules: ReturnType<typeof createModules>;
   core: ReturnType<typeof buildCoreApp>;
   pay: ReturnType<typeof buildCheckoutApp>;
@@ -63,6 +70,8 @@ export async function openModules(
       log,
       clock,
       sessionSecret: resolveSessionSecret(config),
+      signingKeyEncryptionKeys: resolveSigningKeyEncryptionKeys(config),
+      idempotencySecrets: resolveIdempotencySecrets(config),
       metrics,
       stripe: config.stripeSecretKey
         ? (await import('../modules/payments/stripe-partner.js')).createStripePartner({
@@ -130,6 +139,8 @@ export async function startService(
         resetPassword: false,
       });
     }
+    // Sealed whatever LICENSE_TOKENS says: a key left readable could still forge license files.
+    await modules.keyRing.sealStoredKeys();
     if (config.licenseTokens) await modules.keyRing.ensureKey();
     jobs = createJobs(log, metrics.jobRun);
     // Every node holds its own verification counts, so each writes them, whatever JOBS says.
@@ -164,8 +175,24 @@ export async function startService(
     const core = buildCoreApp(hostDeps);
     const pay = buildCheckoutApp(hostDeps);
     let metricsListener: MetricsListener | null = null;
+    let probeThread: ProbeThread | null = null;
+    const backlog = config.listenBacklog;
+    // Loaded beside the listeners (a thread takes a moment to start); a failure is met below.
+    const probing =
+      config.healthPort === null
+        ? Promise.resolve(null)
+        : startProbeThread(
+            {
+              host: config.healthHost,
+              port: config.healthPort,
+              backlog,
+              stallMs: config.healthStallMs,
+              ping: () => database.ping(),
+            },
+            log,
+          );
+    probing.catch(() => {});
     try {
-      const backlog = config.listenBacklog;
       await core.listen({ port: config.port, host: config.host, backlog });
       await pay.listen({ port: config.payPort, host: config.host, backlog });
       if (metrics.registry) {
@@ -175,14 +202,21 @@ export async function startService(
           (err) => log.warn({ err: { message: err.message } }, 'metrics.scrape.failed'),
         );
       }
+      probeThread = await probing;
     } catch (error) {
-      await Promise.allSettled([core.close(), pay.close(), metricsListener?.close()]);
+      await Promise.allSettled([
+        core.close(),
+        pay.close(),
+        metricsListener?.close(),
+        probing.then((thread) => thread?.close()),
+      ]);
       throw error;
     }
     const coreUrl = localUrl(core.server.address() as AddressInfo);
     const payUrl = localUrl(pay.server.address() as AddressInfo);
     const metricsUrl = metricsListener?.url ?? null;
-    log.info({ coreUrl, payUrl, metricsUrl, storage: database.kind }, 'server.started');
+    const healthUrl = probeThread?.url ?? null;
+    log.info({ coreUrl, payUrl, metricsUrl, healthUrl, storage: database.kind }, 'server.started');
     const somaxconn = kernelListenQueueCap();
     if (somaxconn !== null && somaxconn < config.listenBacklog) {
       log.warn(
@@ -192,12 +226,14 @@ export async function startService(
     }
     const startedJobs = jobs;
     const startedRedis = redis;
+    const startedProbeThread = probeThread;
     let stopping: Promise<void> | null = null;
     let stopStage: string | null = null;
     return {
       coreUrl,
       payUrl,
       metricsUrl,
+      healthUrl,
       modules,
       core,
       pay,
@@ -207,6 +243,8 @@ export async function startService(
       stop() {
         stopping ??= (async () => {
           stopStage = 'requests in flight';
+          // Probes on the probe listener answer 503 not_ready from now on, as on the main ones.
+          startedProbeThread?.stopping();
           // Background passes are told at once, so they wind down while requests drain.
           const jobsStopped = startedJobs.stop();
           const closed = Promise.all([core.close(), pay.close()]);
@@ -226,12 +264,18 @@ export async function startService(
           await jobsStopped;
           stopStage = 'metrics listener';
           await metricsListener?.close();
-          // Requests have drained: this writes the last verifications counted before closing.
-          stopStage = 'verification counts';
-          await modules.verificationCounts.flush();
-          await closeModules(modules, startedRedis, (stage) => {
-            stopStage = stage;
-          });
+          try {
+            // Requests have drained: this writes the last verifications counted before closing.
+            stopStage = 'verification counts';
+            await modules.verificationCounts.flush();
+            await closeModules(modules, startedRedis, (stage) => {
+              stopStage = stage;
+            });
+          } finally {
+            // Last, so probes hear `not_ready` (not a refused connection) until the very end.
+            stopStage = 'probe listener';
+            await startedProbeThread?.close();
+          }
           stopStage = null;
           log.info('server.stopped');
         })();

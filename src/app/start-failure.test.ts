@@ -55,6 +55,41 @@ test('a start that fails part-way (its port is taken) closes what it opened', {
   }
 });
 
+/** A port free a moment ago, and whether it can be taken now. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+async function canListenOn(port: number): Promise<boolean> {
+  const server = createServer();
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (listening) await new Promise((resolve) => server.close(resolve));
+  return listening;
+}
+
+test('a start whose probe port is taken fails and closes the API listener; one whose API port is taken closes the probe listener', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const takenPort = String((taken.address() as AddressInfo).port);
+  try {
+    const apiPort = await freePort();
+    await assert.rejects(startTestServer({ PORT: String(apiPort), HEALTH_PORT: takenPort }), /EADDRINUSE/);
+    assert.ok(await canListenOn(apiPort), 'the API port is free again');
+
+    const probePort = await freePort();
+    await assert.rejects(startTestServer({ PORT: takenPort, HEALTH_PORT: String(probePort) }), /EADDRINUSE/);
+    assert.ok(await canListenOn(probePort), 'the probe port is free again');
+  } finally {
+    taken.close();
+  }
+});
+
 test('stopping the jobs aborts the signal a run in progress was given, and waits for that run', async () => {
   const jobs = createJobs(createLog(parseConfig({ LOG_LEVEL: 'silent', DATA_DIR: 'memory:' })));
   const seen: string[] = [];

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError, parseConfig } from './config.js';
 
+const KEK = Buffer.alloc(32, 7).toString('base64');
+
 describe('configuration', () => {
   test('defaults describe a local service on the embedded database', () => {
     const config = parseConfig({});
@@ -41,6 +43,16 @@ describe('configuration', () => {
     ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/db' }],
     ['JWT_SECRET', { JWT_SECRET: 'too-short' }],
     ['JWT_SECRET', { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/app' }],
+    ['IDEMPOTENCY_SECRET', { IDEMPOTENCY_SECRET: 'too-short' }],
+    ['IDEMPOTENCY_SECRET', { IDEMPOTENCY_SECRET: `${'a'.repeat(32)},short` }],
+    ['IDEMPOTENCY_SECRET', { IDEMPOTENCY_SECRET: `${'a'.repeat(32)},${'a'.repeat(32)}` }],
+    [
+      'IDEMPOTENCY_SECRET',
+      { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/app', JWT_SECRET: 'j'.repeat(32) },
+    ],
+    ['TEST_CRASH_AFTER_COMMIT', { TEST_CRASH_AFTER_COMMIT: 'on' }],
+    ['TEST_CRASH_AFTER_COMMIT', { NODE_ENV: 'production', TEST_CRASH_AFTER_COMMIT: 'on' }],
+    ['TEST_CRASH_AFTER_COMMIT', { NODE_ENV: 'test', TEST_CRASH_AFTER_COMMIT: 'yes' }],
     ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'admin@example.com' }],
     ['ADMIN_EMAIL', { ADMIN_PASSWORD: 'secret123' }],
     ['ADMIN_EMAIL', { ADMIN_EMAIL: 'not-an-address', ADMIN_PASSWORD: 'secret123' }],
@@ -60,6 +72,11 @@ describe('configuration', () => {
     ['METRICS_PORT', { METRICS_PORT: 'prometheus' }],
     ['METRICS_PORT', { METRICS_PORT: '3000' }],
     ['METRICS_PORT', { PORT: '9464' }],
+    ['HEALTH_PORT', { HEALTH_PORT: 'probes' }],
+    ['HEALTH_PORT', { HEALTH_PORT: '65536' }],
+    ['HEALTH_PORT', { PORT: '9465' }],
+    ['HEALTH_PORT', { HEALTH_PORT: '9464' }],
+    ['HEALTH_STALL_MS', { HEALTH_STALL_MS: '999' }],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
     ['SHUTDOWN_TIMEOUT_MS', { SHUTDOWN_TIMEOUT_MS: '999' }],
     ['SHUTDOWN_TIMEOUT_MS', { SHUTDOWN_TIMEOUT_MS: 'soon' }],
@@ -69,6 +86,19 @@ describe('configuration', () => {
     ['LISTEN_BACKLOG', { LISTEN_BACKLOG: '0' }],
     ['LISTEN_BACKLOG', { LISTEN_BACKLOG: '65536' }],
     ['LISTEN_BACKLOG', { LISTEN_BACKLOG: 'lots' }],
+    ['SIGNING_KEY_ENCRYPTION_KEY', { SIGNING_KEY_ENCRYPTION_KEY: 'a passphrase, not a key' }],
+    ['SIGNING_KEY_ENCRYPTION_KEY', { SIGNING_KEY_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString('base64') }],
+    ['SIGNING_KEY_ENCRYPTION_KEY', { SIGNING_KEY_ENCRYPTION_KEY: `${KEK},${KEK}` }],
+    ['SIGNING_KEY_ENCRYPTION_KEY', { SIGNING_KEY_ENCRYPTION_KEY: `${KEK},` }],
+    [
+      'SIGNING_KEY_ENCRYPTION_KEY',
+      {
+        NODE_ENV: 'production',
+        DATABASE_URL: 'postgres://db/app',
+        JWT_SECRET: 'x'.repeat(32),
+        IDEMPOTENCY_SECRET: 'y'.repeat(32),
+      },
+    ],
   ];
   for (const [variable, env] of refusals) {
     test(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
@@ -79,6 +109,15 @@ describe('configuration', () => {
       );
     });
   }
+
+  test('signing keys are sealed under SIGNING_KEY_ENCRYPTION_KEY, base64 or base64url, several for a rotation', () => {
+    assert.equal(parseConfig({}).signingKeyEncryptionKeys, null);
+    const urlSafe = Buffer.alloc(32, 0xfb).toString('base64url');
+    assert.deepEqual(
+      parseConfig({ SIGNING_KEY_ENCRYPTION_KEY: ` ${KEK} , ${urlSafe}` }).signingKeyEncryptionKeys,
+      [KEK, urlSafe],
+    );
+  });
 
   test('verification counts are written every 10 seconds unless told otherwise', () => {
     assert.equal(parseConfig({}).verificationFlushMs, 10_000);
@@ -115,6 +154,17 @@ describe('configuration', () => {
     assert.throws(() => parseConfig({ ACCESS_LOG: 'sometimes' }), /ACCESS_LOG/);
   });
 
+  test('idempotency secrets are listed newest first, and the crash hook is off unless a test turns it on', () => {
+    assert.equal(parseConfig({}).idempotencySecrets, null);
+    const [newer, older] = ['n'.repeat(32), 'o'.repeat(40)];
+    assert.deepEqual(parseConfig({ IDEMPOTENCY_SECRET: ` ${newer} , ${older}` }).idempotencySecrets, [
+      newer,
+      older,
+    ]);
+    assert.equal(parseConfig({ NODE_ENV: 'test' }).testCrashAfterCommit, false);
+    assert.equal(parseConfig({ NODE_ENV: 'test', TEST_CRASH_AFTER_COMMIT: 'on' }).testCrashAfterCommit, true);
+  });
+
   test('blank values count as unset', () => {
     assert.equal(parseConfig({ DATABASE_URL: '  ', PORT: '' }).databaseUrl, null);
   });
@@ -130,6 +180,20 @@ describe('configuration', () => {
     const moved = parseConfig({ METRICS_HOST: '0.0.0.0', METRICS_PORT: '9100' });
     assert.equal(moved.metricsHost, '0.0.0.0');
     assert.equal(moved.metricsPort, 9100);
+  });
+
+  test("probes are answered on port 9465 of the main listeners' interface unless told otherwise", () => {
+    const config = parseConfig({});
+    assert.equal(config.healthHost, '0.0.0.0');
+    assert.equal(config.healthPort, 9465);
+    assert.equal(config.healthStallMs, 10_000);
+    assert.equal(parseConfig({ HOST: '10.0.0.5' }).healthHost, '10.0.0.5');
+    assert.equal(parseConfig({ NODE_ENV: 'test' }).healthPort, 0);
+    assert.equal(parseConfig({ HEALTH_PORT: 'off' }).healthPort, null);
+    const moved = parseConfig({ HEALTH_HOST: '127.0.0.1', HEALTH_PORT: '8086', HEALTH_STALL_MS: '3000' });
+    assert.equal(moved.healthHost, '127.0.0.1');
+    assert.equal(moved.healthPort, 8086);
+    assert.equal(moved.healthStallMs, 3000);
   });
 
   test('tracing is off unless an OTLP endpoint is given', () => {

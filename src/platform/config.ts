@@ -22,6 +22,22 @@ export interface Config {
   readonly memoryImage?: Blob;
   readonly databaseUrl: string | null;
   readonly jwtSecret: string | null;
+  /**
+   * Secrets keying idempotency keys' hashes and kept answers (IDEMPOTENCY_SECRET, comma-separated):
+   * the first keys new claims, every one is still looked up (rotation). Null: generated into DATA_DIR.
+   */
+  readonly idempotencySecrets: readonly string[] | null;
+  /**
+   * Test hook, refused unless NODE_ENV=test: a node kills itself (SIGKILL) once an idempotent
+   * request's work and answer have committed, before the answer is sent (TEST_CRASH_AFTER_COMMIT).
+   */
+  readonly testCrashAfterCommit: boolean;
+  /**
+   * Keys (32 bytes each, base64) the private signing keys are sealed under at rest
+   * (SIGNING_KEY_ENCRYPTION_KEY, comma-separated): the first seals, every one opens (rotation).
+   * Null: one generated into DATA_DIR.
+   */
+  readonly signingKeyEncryptionKeys: readonly string[] | null;
   readonly userTokenTtlSeconds: number;
   readonly adminEmail: string | null;
   readonly adminPassword: string | null;
@@ -125,6 +141,15 @@ export interface Config {
    */
   readonly metricsHost: string;
   readonly metricsPort: number;
+  /**
+   * The probe listener (liveness and readiness on a thread of its own, answered within a burst
+   * that holds the main thread): HEALTH_HOST (HOST unless told otherwise) and HEALTH_PORT, 9465
+   * unless told otherwise, `off` for none (null); 0 picks a free port (the default under NODE_ENV=test).
+   */
+  readonly healthHost: string;
+  readonly healthPort: number | null;
+  /** Milliseconds without a turn of the main thread's event loop after which the probe listener answers 503. */
+  readonly healthStallMs: number;
   /** OTLP/HTTP collector traces go to; null leaves tracing off (OTEL_EXPORTER_OTLP_ENDPOINT). */
   readonly otlpEndpoint: string | null;
   /** service.name on every span (OTEL_SERVICE_NAME). */
@@ -148,6 +173,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export const IN_MEMORY_DATA_DIR = 'memory:';
 /** OpenTelemetry's Prometheus exporter port, the one scrape configs commonly expect. */
 export const DEFAULT_METRICS_PORT = 9464;
+/** The port after it, for the probe listener. */
+export const DEFAULT_HEALTH_PORT = 9465;
 
 export function parseConfig(env: Env): Config {
   const read = (name: string): string | undefined => {
@@ -183,6 +210,27 @@ export function parseConfig(env: Env): Config {
       'JWT_SECRET',
       'is required in production with DATABASE_URL, so that every node accepts the same sessions',
     );
+  }
+
+  const idempotencySecrets = secretList('IDEMPOTENCY_SECRET', read('IDEMPOTENCY_SECRET'));
+  if (idempotencySecrets === null && databaseUrl !== null && nodeEnv === 'production') {
+    throw new ConfigError(
+      'IDEMPOTENCY_SECRET',
+      'is required in production with DATABASE_URL, so that every node finds the answers the others kept',
+    );
+  }
+  const signingKeyEncryptionKeys = keyList('SIGNING_KEY_ENCRYPTION_KEY', read('SIGNING_KEY_ENCRYPTION_KEY'));
+  if (signingKeyEncryptionKeys === null && databaseUrl !== null && nodeEnv === 'production') {
+    throw new ConfigError(
+      'SIGNING_KEY_ENCRYPTION_KEY',
+      'is required in production with DATABASE_URL, so that every node opens the signing keys',
+    );
+  }
+  const testCrashAfterCommit =
+    oneOf('TEST_CRASH_AFTER_COMMIT', read('TEST_CRASH_AFTER_COMMIT') ?? 'off', ['on', 'off'] as const) ===
+    'on';
+  if (testCrashAfterCommit && nodeEnv !== 'test') {
+    throw new ConfigError('TEST_CRASH_AFTER_COMMIT', 'is a test hook, accepted only with NODE_ENV=test');
   }
 
   const adminEmail = read('ADMIN_EMAIL') ?? null;
@@ -271,6 +319,14 @@ export function parseConfig(env: Env): Config {
   if (metricsPort !== 0 && (metricsPort === port || metricsPort === payPort)) {
     throw new ConfigError('METRICS_PORT', 'must differ from PORT and PAY_PORT');
   }
+  const healthSetting = read('HEALTH_PORT') ?? (nodeEnv === 'test' ? '0' : String(DEFAULT_HEALTH_PORT));
+  if (healthSetting !== 'off' && !/^\d+$/.test(healthSetting)) {
+    throw new ConfigError('HEALTH_PORT', `must be a port number or off (got "${healthSetting}")`);
+  }
+  const healthPort = healthSetting === 'off' ? null : portNumber('HEALTH_PORT', healthSetting);
+  if (healthPort && [port, payPort, metricsPort].includes(healthPort)) {
+    throw new ConfigError('HEALTH_PORT', 'must differ from PORT, PAY_PORT and METRICS_PORT');
+  }
   const otlpEndpoint = read('OTEL_EXPORTER_OTLP_ENDPOINT') ?? null;
   if (otlpEndpoint !== null) httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', otlpEndpoint);
 
@@ -285,6 +341,9 @@ export function parseConfig(env: Env): Config {
     dataDir: dataDir === IN_MEMORY_DATA_DIR ? dataDir : path.resolve(dataDir),
     databaseUrl,
     jwtSecret,
+    idempotencySecrets,
+    testCrashAfterCommit,
+    signingKeyEncryptionKeys,
     userTokenTtlSeconds: integer('USER_TOKEN_TTL', read('USER_TOKEN_TTL') ?? '43200', 60, 60 * 60 * 24 * 30),
     adminEmail,
     adminPassword,
@@ -358,6 +417,10 @@ export function parseConfig(env: Env): Config {
     // Loopback unless told otherwise: the scrape endpoint is for the operator's Prometheus only.
     metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
     metricsPort,
+    // Where the main listeners are, by default: an orchestrator's probes reach it as they reached them.
+    healthHost: read('HEALTH_HOST') ?? read('HOST') ?? '0.0.0.0',
+    healthPort,
+    healthStallMs: integer('HEALTH_STALL_MS', read('HEALTH_STALL_MS') ?? '10000', 1_000, 600_000),
     otlpEndpoint,
     otelServiceName: read('OTEL_SERVICE_NAME') ?? 'licensing-service',
   });
@@ -378,6 +441,33 @@ function checkSmtpUrl(value: string): void {
     throw new ConfigError('SMTP_URL', 'must use smtp:// (STARTTLS when offered) or smtps:// (TLS)');
   }
   if (!url.hostname) throw new ConfigError('SMTP_URL', 'must name the SMTP server host');
+}
+
+/** Comma-separated secrets of at least 32 characters each, none twice; null when unset. */
+function secretList(name: string, value: string | undefined): readonly string[] | null {
+  if (value === undefined) return null;
+  const secrets = value.split(',').map((secret) => secret.trim());
+  if (secrets.some((secret) => secret.length < 32))
+    throw new ConfigError(name, 'must be one or more secrets of at least 32 characters, separated by commas');
+  if (new Set(secrets).size !== secrets.length) throw new ConfigError(name, 'names a secret twice');
+  return Object.freeze(secrets);
+}
+
+/** Comma-separated keys of 32 bytes each in base64 (or base64url), none twice; null when unset. */
+function keyList(name: string, value: string | undefined): readonly string[] | null {
+  if (value === undefined) return null;
+  const keys = value.split(',').map((key) => key.trim());
+  for (const key of keys) {
+    if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(key) || Buffer.from(key, 'base64').length !== 32) {
+      throw new ConfigError(
+        name,
+        'must be one or more keys of 32 random bytes in base64 (openssl rand -base64 32), separated by commas',
+      );
+    }
+  }
+  const distinct = new Set(keys.map((key) => Buffer.from(key, 'base64').toString('hex')));
+  if (distinct.size !== keys.length) throw new ConfigError(name, 'names a key twice');
+  return Object.freeze(keys);
 }
 
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {

@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BurstInput, BurstOutcome } from './burst-client.js';
+import type { ProbeAnswer, ProbeClientInput } from './probe-client.js';
 import { nodeArgsFor } from './service-entry.js';
 
 /**
@@ -13,10 +14,7 @@ import { nodeArgsFor } from './service-entry.js';
 
 /** Starts the clients in a process of their own; resolves with how each connection ended. */
 export function startBurst(input: BurstInput): { outcome: Promise<BurstOutcome>; stop(): void } {
-  // The client as this file runs: a .ts source through tsx, or the suite's compiled .js.
-  const here = fileURLToPath(import.meta.url);
-  const script = path.join(path.dirname(here), `burst-client${path.extname(here)}`);
-  const child = spawn(process.execPath, [...nodeArgsFor(script), JSON.stringify(input)], {
+  const child = spawn(process.execPath, [...nodeArgsFor(besideThis('burst-client')), JSON.stringify(input)], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -77,4 +75,28 @@ export function holdEventLoop(done: () => boolean, ms: number): boolean {
     Atomics.wait(nap, 0, 0, 5);
   }
   return true;
+}
+
+/**
+ * Probes `url` from a process of its own while this process's event loop is held (spawnSync
+ * blocks it, so nothing of this thread runs until the probes are done); resolves with each answer.
+ */
+export function probeWhileHeld(input: ProbeClientInput): ProbeAnswer[] {
+  const run = spawnSync(
+    process.execPath,
+    [...nodeArgsFor(besideThis('probe-client')), JSON.stringify(input)],
+    {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      encoding: 'utf8',
+      timeout: input.timeoutMs + 30_000,
+    },
+  );
+  if (run.status !== 0) throw new Error(`the probes exited (${run.status}):\n${run.stdout}${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '') as ProbeAnswer[];
+}
+
+/** A client beside this file, as this file runs: a .ts source through tsx, or the suite's compiled .js. */
+function besideThis(name: string): string {
+  const here = fileURLToPath(import.meta.url);
+  return path.join(path.dirname(here), `${name}${path.extname(here)}`);
 }

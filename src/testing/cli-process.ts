@@ -6,6 +6,7 @@ import { after } from 'node:test';
 import { fillWithMigratedDatabase } from './memory-image.js';
 import { scratchDatabase } from './scratch-database.js';
 import { nodeArgsFor, serviceEntry } from './service-entry.js';
+import { TEST_SIGNING_KEY_ENCRYPTION_KEY } from './test-secrets.js';
 
 /** The real CLI in a child process (built, or through tsx: see serviceEntry), its output collected. */
 export interface CliProcess {
@@ -33,6 +34,9 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
       // Test machines run many processes on few cores: a server starved of CPU for a moment is
       // not overloaded by its own requests (see harness.ts). Overload tests set their own.
       MAX_EVENT_LOOP_DELAY: '0',
+      // Processes over one PostgreSQL database open each other's signing keys, whatever their
+      // DATA_DIR; on PGlite the key is generated into DATA_DIR, as on a first start.
+      ...(env.DATABASE_URL ? { SIGNING_KEY_ENCRYPTION_KEY: TEST_SIGNING_KEY_ENCRYPTION_KEY } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,8 +94,11 @@ export async function crash(proc: CliProcess): Promise<void> {
 /** Starts `serve` and returns the base urls it printed. */
 export async function serve(env: Record<string, string | undefined>) {
   const proc = runCli(['serve'], { PORT: '0', PAY_PORT: '0', HOST: '127.0.0.1', ...env });
-  const [, coreUrl, payUrl] = await proc.waitFor(/core API on (\S+)\/v1\s+·\s+checkout host on (\S+)/);
-  return { proc, api: coreUrl as string, pay: payUrl as string };
+  const [line = '', coreUrl, payUrl] = await proc.waitFor(
+    /core API on (\S+)\/v1\s+·\s+checkout host on (\S+).*/,
+  );
+  const health = /probes on (\S+)/.exec(line)?.[1] ?? null;
+  return { proc, api: coreUrl as string, pay: payUrl as string, health };
 }
 
 /**

@@ -1,7 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, type KeyObject, randomBytes } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
+import { resolveSigningKeyEncryptionKeys } from '../app/server-secret.js';
 import { type RunningService, startService } from '../app/service.js';
+import { createKeySealer } from '../modules/license-tokens/index.js';
 import type { Clock } from '../platform/clock.js';
 import { type Config, IN_MEMORY_DATA_DIR, parseConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
@@ -9,6 +11,7 @@ import { createLog } from '../platform/log.js';
 import { type HttpClient, httpClient } from './http-client.js';
 import { migratedMemoryImage } from './memory-image.js';
 import { scratchDatabase } from './scratch-database.js';
+import { TEST_SIGNING_KEY_ENCRYPTION_KEY } from './test-secrets.js';
 
 /**
  * A whole service per test file: both listeners on free ports, storage from the environment
@@ -63,6 +66,8 @@ export async function startTestServer(
     MAX_EVENT_LOOP_DELAY: '0',
     // A response that drifts from its declared schema answers 500, so any test touching it fails.
     RESPONSE_CONTRACT: 'enforce',
+    // Servers sharing the test database open each other's signing keys.
+    SIGNING_KEY_ENCRYPTION_KEY: TEST_SIGNING_KEY_ENCRYPTION_KEY,
     ...overrides,
   });
   const config: Config =
@@ -154,6 +159,21 @@ export async function freePort(): Promise<number> {
   const { port } = probe.address() as AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
+}
+
+/** A stored signing key's private key, opened as the service opens it: for tests that sign as it would. */
+export async function storedSigningKey(server: TestServer, kid: string): Promise<KeyObject> {
+  const row = await server.db
+    .selectFrom('signing_keys')
+    .select('sealed_private_key')
+    .where('kid', '=', kid)
+    .executeTakeFirstOrThrow();
+  const sealer = createKeySealer(resolveSigningKeyEncryptionKeys(server.config));
+  return createPrivateKey({
+    key: sealer.open(kid, row.sealed_private_key),
+    format: 'der',
+    type: 'pkcs8',
+  });
 }
 
 export function uniqueSuffix(): string {

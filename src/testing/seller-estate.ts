@@ -272,6 +272,7 @@ export async function snapshotRows(db: Db, userIds: readonly string[]): Promise<
     ['products', sql`id in ${products}`],
     ['licenses', sql`id in ${licenses} or product_id in ${products}`],
     ['license_devices', sql`license_id in ${licenses}`],
+    ['buyer_device_releases', sql`license_id in ${licenses}`],
     ['revoked_tokens', sql`license_id in ${licenses}`],
     ['webhook_endpoints', sql`id in ${endpoints}`],
     ['webhook_deliveries', sql`endpoint_id in ${endpoints}`],

@@ -9,13 +9,16 @@ import type { HttpClient } from './http-client.js';
 
 export interface TrialStart {
   email: string;
-  hwuid: string;
-  /** The earlier start whose e-mail or device this one uses again; absent for a fresh pair. */
+  /** The device of a trial on a device; absent for a trial by e-mail. */
+  hwuid?: string;
+  /** The earlier start whose address (a trial by e-mail's) or device this one uses again. */
   repeatOf?: TrialStart;
   /** The HTTP status, when an answer came. */
   status?: number;
   code?: string;
-  licenseKey?: string;
+  trialId?: string;
+  /** In the answer only for a trial on a device; a trial by e-mail's key is mailed. */
+  licenseKey?: string | null;
 }
 
 export function trialLedger() {
@@ -25,19 +28,25 @@ export function trialLedger() {
 
     /** The starts answered 201, and answers no correct service could give. */
     expectations() {
-      const acknowledged = starts.filter((start) => start.status === 201 && start.licenseKey);
+      const acknowledged = starts.filter((start) => start.status === 201 && start.trialId);
       const violations: string[] = [];
       for (const start of starts) {
         if (start.status === undefined || start.status === 503) continue;
-        const what = `${start.email} on ${start.hwuid}`;
+        const what = `${start.email} on ${start.hwuid ?? 'no device'}`;
         if (start.status !== 201 && !(start.status === 409 && start.code === 'trial_already_used'))
           violations.push(`${what}: answered ${start.status} ${start.code ?? ''}`);
-        // A fresh e-mail on a fresh device always gets its trial.
+        // A fresh address or device always gets its trial.
         else if (!start.repeatOf && start.status !== 201)
           violations.push(`${what}: a fresh start was refused`);
-        // Once a trial was acknowledged, its e-mail and its device never get another.
+        // Once a trial was acknowledged, its device, or a trial by e-mail's address, never gets another.
         else if (start.repeatOf?.status === 201 && start.status === 201)
-          violations.push(`${what}: a second trial for ${start.repeatOf.email} on ${start.repeatOf.hwuid}`);
+          violations.push(`${what}: a second trial after ${start.repeatOf.email} on ${start.repeatOf.hwuid}`);
+        // Only a trial on a device answers its key.
+        else if (
+          start.status === 201 &&
+          (typeof start.licenseKey === 'string') !== (start.hwuid !== undefined)
+        )
+          violations.push(`${what}: answered the key ${start.licenseKey}`);
       }
       return { acknowledged, violations };
     },
@@ -45,9 +54,10 @@ export function trialLedger() {
 }
 
 /**
- * One lane of trial starts: fresh e-mails on fresh devices, and every third start an earlier
- * start's e-mail (or device) again with the other part fresh, until `alive()` is false or a call
- * gets no answer (the process is gone). A 503 is recorded and the lane goes on.
+ * One lane of trial starts, on devices and by e-mail in turn, each with a fresh address; every
+ * third start reuses what an earlier one claimed (its device, or a trial by e-mail's address, by
+ * e-mail or on a fresh device), until `alive()` is false or a call gets no answer (the process is
+ * gone). A 503 is recorded and the lane goes on.
  */
 export async function trialLane(options: {
   pay: HttpClient;
@@ -60,23 +70,25 @@ export async function trialLane(options: {
 }): Promise<void> {
   const { starts } = options.ledger;
   for (let i = 0; options.alive(); i++) {
-    const fresh = { email: `trial-${options.name}-${i}@example.com`, hwuid: `trial-pc-${options.name}-${i}` };
+    const email = `trial-${options.name}-${i}@example.com`;
+    const hwuid = i % 2 === 0 ? `trial-pc-${options.name}-${i}` : undefined;
     const earlier =
       i % 3 === 2 && starts.length ? starts[Math.floor(Math.random() * starts.length)] : undefined;
-    const start: TrialStart = earlier
-      ? i % 2 === 0
-        ? { email: earlier.email, hwuid: fresh.hwuid, repeatOf: earlier }
-        : { email: fresh.email, hwuid: earlier.hwuid, repeatOf: earlier }
-      : fresh;
+    const start: TrialStart = !earlier
+      ? { email, hwuid }
+      : earlier.hwuid !== undefined
+        ? { email, hwuid: earlier.hwuid, repeatOf: earlier }
+        : { email: earlier.email, hwuid, repeatOf: earlier };
     starts.push(start);
     try {
       const res = await options.pay.post('/api/checkout/trials', {
         productId: options.productId,
         email: start.email,
-        hwuid: start.hwuid,
+        ...(start.hwuid !== undefined ? { hwuid: start.hwuid } : {}),
       });
       start.status = res.status;
       start.code = res.body?.error?.code;
+      start.trialId = res.body?.trialId;
       start.licenseKey = res.body?.licenseKey;
     } catch {
       return;

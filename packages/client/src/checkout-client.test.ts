@@ -192,8 +192,14 @@ describe('CheckoutClient.startTrial against the service', () => {
     const buyer = email();
     const trial = await shop.startTrial({ productId, email: buyer, hwuid: 'sdk-pc-1' });
     assert.deepEqual(
-      { ...trial, licenseKey: typeof trial.licenseKey, expiresAt: typeof trial.expiresAt },
       {
+        ...trial,
+        trialId: typeof trial.trialId,
+        licenseKey: typeof trial.licenseKey,
+        expiresAt: typeof trial.expiresAt,
+      },
+      {
+        trialId: 'string',
         licenseKey: 'string',
         productId,
         email: buyer,
@@ -209,31 +215,39 @@ describe('CheckoutClient.startTrial against the service', () => {
     assert.match(info?.idempotencyKey ?? '', /^[0-9a-f-]{36}$/, 'a creating call carries a key');
 
     const client = new LicensingClient({ baseUrl: server.service.coreUrl });
-    const result = await client.verify({ key: trial.licenseKey, hwuid: 'sdk-pc-1', appId: seller.appId });
+    const key = trial.licenseKey as string;
+    const result = await client.verify({ key, hwuid: 'sdk-pc-1', appId: seller.appId });
     assert.equal(result.valid, true);
     assert.equal(result.status, 'TRIAL');
-    assert.deepEqual(await trialLicenses(productId), [
-      { key: trial.licenseKey, email: buyer, status: 'trial' },
-    ]);
-
-    // Without a device the trial is the e-mail's alone.
-    const unbound = await shop.startTrial({ productId, email: email() });
-    assert.equal(unbound.hwBound, false);
+    assert.deepEqual(await trialLicenses(productId), [{ key, email: buyer, status: 'trial' }]);
   });
 
-  test('a second trial for the e-mail or the device rejects with 409 trial_already_used and issues nothing', async () => {
+  test('a trial by e-mail answers no key: whoever typed the address gets nothing to use', async () => {
+    const { id: productId } = await product();
+    const someone = email();
+    const trial = await shop.startTrial({ productId, email: someone });
+    assert.equal(trial.licenseKey, null);
+    assert.equal(trial.hwBound, false);
+    assert.equal(trial.status, 'TRIAL');
+    const [stored] = await trialLicenses(productId);
+    assert.equal(stored?.email, someone);
+    assert.equal(JSON.stringify(trial).includes(stored?.key ?? '-'), false, 'the key is not in the answer');
+  });
+
+  test('a second trial for the address (any case, any +tag) or the device rejects with 409 trial_already_used and issues nothing', async () => {
     const { id: productId } = await product();
     const buyer = email();
-    await shop.startTrial({ productId, email: buyer, hwuid: 'sdk-pc-2' });
+    await shop.startTrial({ productId, email: buyer });
     await assert.rejects(
-      shop.startTrial({ productId, email: buyer, hwuid: 'sdk-pc-3' }),
+      shop.startTrial({ productId, email: buyer.toUpperCase().replace('@', '+again@') }),
       refusedWith(409, 'trial_already_used', 'email'),
     );
+    await shop.startTrial({ productId, email: email(), hwuid: 'sdk-pc-2' });
     await assert.rejects(
       shop.startTrial({ productId, email: email(), hwuid: 'sdk-pc-2' }),
       refusedWith(409, 'trial_already_used', 'hwuid'),
     );
-    assert.equal((await trialLicenses(productId)).length, 1);
+    assert.equal((await trialLicenses(productId)).length, 2);
   });
 
   test('a buyer holding a paid license gets 409 license_already_owned; a product without a trial 409 product_unavailable', async () => {

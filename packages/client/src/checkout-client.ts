@@ -54,8 +54,10 @@ export class CheckoutClient {
   }
 
   /**
-   * Starts the product's free trial for a buyer, binding `hwuid` (when given) as its device; no
-   * credential. A second trial for the e-mail or the device rejects with 409 `trial_already_used`.
+   * Starts the product's free trial for a buyer; no credential. With `hwuid`, a trial on that
+   * device: the answer carries the key, bound to it. Without, a trial by e-mail: the key goes to
+   * the address only and `licenseKey` is null. A second trial for the address (trials by e-mail)
+   * or the device rejects with 409 `trial_already_used`.
    */
   startTrial(
     input: { productId: string; email: string; hwuid?: string },

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
-import { createPrivateKey } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader, SignJWT } from 'jose';
-import { startTestServer, type TestServer, uniqueSuffix } from '../../../src/testing/harness.js';
+import {
+  startTestServer,
+  storedSigningKey,
+  type TestServer,
+  uniqueSuffix,
+} from '../../../src/testing/harness.js';
 import { startReceiver } from '../../../src/testing/receiver.js';
 import { type TestClock, testClock } from '../../../src/testing/test-clock.js';
 import {
@@ -197,15 +201,11 @@ describe('verification from client software', () => {
     );
 
     const kid = decodeProtectedHeader(token).kid as string;
-    const row = await server.db
-      .selectFrom('signing_keys')
-      .select('private_pem')
-      .where('kid', '=', kid)
-      .executeTakeFirstOrThrow();
+    const privateKey = await storedSigningKey(server, kid);
     const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString());
     const other = await new SignJWT({ ...claims, token_use: 'id_token' })
       .setProtectedHeader({ alg: 'RS256', kid })
-      .sign(createPrivateKey(row.private_pem));
+      .sign(privateKey);
     const verifier = new LicenseTokenVerifier({ jwksUri: client.jwksUri, appId, now: () => clock.now() });
     await assert.rejects(
       verifier.verify(other),

@@ -213,9 +213,11 @@ export class LicensingClient {
     reinstate: (appId: string, licenseId: string) =>
       this.once<License>('POST', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/reinstate`),
     devices: (appId: string, licenseId: string) =>
-      this.get<{ devices: { hwuid: string; activatedAt: string }[]; total: number }>(
-        `/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices`,
-      ),
+      this.get<{
+        /** offlineUntil: until when an offline license file holds the device (its buyer cannot release it). */
+        devices: { hwuid: string; activatedAt: string; offlineUntil: string | null }[];
+        total: number;
+      }>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices`),
     seats: (appId: string, licenseId: string) =>
       this.get<SeatList>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats`),
     releaseDevice: (appId: string, licenseId: string, hwuid: string) =>

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { decodeProtectedHeader, SignJWT } from 'jose';
 import {
+  createApiKey,
   issueLicense,
   type SellerWithApp,
   sellerWithApp,
   startTestServer,
+  storedSigningKey,
   type TestServer,
 } from '../../../src/testing/harness.js';
 import { type TestClock, testClock } from '../../../src/testing/test-clock.js';
@@ -18,6 +21,7 @@ import {
   LicenseTokenVerifier,
   LicensingApiError,
   LicensingClient,
+  REVOCATION_LIST_USE,
   type RevocationSnapshot,
   verifyLicenseFile,
 } from './index.js';
@@ -37,10 +41,10 @@ before(async () => {
 after(() => server.stop());
 
 /** What the seller's support does with a request: hand it in, send back the file. */
-async function handIn(request: string, extra: Record<string, unknown> = {}) {
-  return (
-    await server.api.post('/licenses/offline-activations', { request, ...extra }, { token: seller.token })
-  ).expect(200).body as { licenseFile: string; nonce: string };
+async function handIn(request: string, extra: Record<string, unknown> = {}, token = seller.token) {
+  return (await server.api.post('/licenses/offline-activations', { request, ...extra }, { token })).expect(
+    200,
+  ).body as { licenseFile: string; nonce: string };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
@@ -332,5 +336,244 @@ describe('license files in the SDK', () => {
     assert.equal(decoded.v, 1);
     assert.equal(decoded.nonce, nonce);
     assert.match(nonce, /^[A-Za-z0-9_-]{22}$/);
+  });
+});
+
+/** A revocation store as a machine keeps one (a file, the registry), in memory here. */
+function revocationStore() {
+  const store = {
+    saved: undefined as RevocationSnapshot | undefined,
+    load: () => store.saved,
+    save: (value: RevocationSnapshot) => {
+      store.saved = value;
+    },
+  };
+  return store;
+}
+
+/** A seller with an app, and an API key for it that outlives the session when the clock moves far. */
+async function owner() {
+  const who = await sellerWithApp(server);
+  return { ...who, apiKey: (await createApiKey(server, who.token, who.appId)).key };
+}
+
+const fetchList = async (appId: string) =>
+  (await server.api.get(`/licenses/revocations?appId=${appId}`)).expect(200).body;
+
+const act = async (who: { appId: string; apiKey: string }, licenseId: string, action: string) =>
+  (
+    await server.api.post(`/apps/${who.appId}/licenses/${licenseId}/${action}`, {}, { token: who.apiKey })
+  ).expect(200);
+
+describe('revocation lists an offline machine can rely on', () => {
+  test('an earlier list of the same hour replayed does not lift a revocation, nor does one made on a node whose clock is behind get lost', async () => {
+    const who = await owner();
+    const revoked = await issueLicense(server, who);
+    const later = await issueLicense(server, who);
+    const fileOf = async (license: { key: string }) =>
+      (
+        await handIn(
+          createOfflineActivationRequest({ key: license.key, hwuid: 'pc-h' }).request,
+          {},
+          who.token,
+        )
+      ).licenseFile;
+    const revokedFile = await fileOf(revoked);
+    const laterFile = await fileOf(later);
+    const store = revocationStore();
+    const options = { keySet, appId: who.appId, store, now: () => clock.now() };
+    const verify = (file: string) =>
+      verifyLicenseFile(file, {
+        keySet,
+        appId: who.appId,
+        hwuid: 'pc-h',
+        revocations: store,
+        now: () => clock.now(),
+      });
+
+    const before = await fetchList(who.appId);
+    await act(who, revoked.id, 'revoke');
+    const after = await fetchList(who.appId);
+    assert.equal(after.issuedAt, before.issuedAt, 'both issued in the same hour');
+    await checkRevocations(after, options);
+    assert.equal(await rejection(verify(revokedFile)), 'revoked');
+    // Handed the list from before the revocation, the machine keeps the one that has it.
+    assert.ok((await checkRevocations(before, options)).revoked.includes(revoked.id), 'still revoked');
+    assert.equal(await rejection(verify(revokedFile)), 'revoked');
+
+    // Suspended and reinstated; then suspended again by a node whose clock is ten minutes behind,
+    // so every change time of the app is older than the reinstatement's.
+    clock.advance(1_000);
+    await act(who, later.id, 'suspend');
+    clock.advance(1_000);
+    await act(who, later.id, 'reinstate');
+    const reinstated = await fetchList(who.appId);
+    await checkRevocations(reinstated, options);
+    assert.equal((await verify(laterFile)).sub, later.id);
+    clock.advance(-10 * 60_000);
+    await act(who, later.id, 'suspend');
+    clock.advance(10 * 60_000);
+    const suspendedAgain = await fetchList(who.appId);
+    assert.ok(suspendedAgain.version > reinstated.version, 'the version never goes back');
+    await checkRevocations(suspendedAgain, options);
+    assert.equal(await rejection(verify(laterFile)), 'revoked');
+    assert.ok((await checkRevocations(reinstated, options)).revoked.includes(later.id), 'still suspended');
+    assert.equal(await rejection(verify(laterFile)), 'revoked');
+  });
+
+  test('a list signed with a token key is refused once the key set holds the offline key', async () => {
+    const who = await owner();
+    const license = await issueLicense(server, who);
+    const { licenseFile } = await handIn(
+      createOfflineActivationRequest({ key: license.key, hwuid: 'pc-t' }).request,
+      {},
+      who.token,
+    );
+    await act(who, license.id, 'revoke');
+    const store = revocationStore();
+    const options = { keySet, appId: who.appId, store, now: () => clock.now() };
+    await checkRevocations(await fetchList(who.appId), options);
+
+    // Someone holding a token key (from a backup made before keys were sealed, say) forges a list
+    // that revokes nothing, with a version no real list would pass.
+    const tokenKid = keySet.keys.find((key) => key.purpose === 'token')?.kid as string;
+    const iat = Math.floor(clock.now().getTime() / 1000);
+    const forged = await new SignJWT({
+      iss: server.config.licenseTokenIssuer,
+      aud: who.appId,
+      iat,
+      nbf: iat,
+      exp: iat + 86_400,
+      token_use: REVOCATION_LIST_USE,
+      version: Number.MAX_SAFE_INTEGER,
+      revoked: [],
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: tokenKid })
+      .sign(await storedSigningKey(server, tokenKid));
+    assert.equal(await rejection(checkRevocations(forged, options)), 'bad_signature');
+    assert.equal(
+      await rejection(
+        verifyLicenseFile(licenseFile, {
+          keySet,
+          appId: who.appId,
+          hwuid: 'pc-t',
+          revocations: store,
+          now: () => clock.now(),
+        }),
+      ),
+      'revoked',
+    );
+
+    // Nor does a license token signed with the offline key pass for one.
+    const offlineKid = keySet.keys.find((key) => key.purpose === 'offline')?.kid as string;
+    const token = await new SignJWT({
+      iss: server.config.licenseTokenIssuer,
+      sub: license.id,
+      aud: who.appId,
+      iat,
+      exp: iat + 600,
+      jti: 'not-issued',
+      token_use: 'service_license_v1',
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: offlineKid })
+      .sign(await storedSigningKey(server, offlineKid));
+    const verifier = new LicenseTokenVerifier({ appId: who.appId, keySet, now: () => clock.now() });
+    await assert.rejects(
+      verifier.verify(token),
+      (error: unknown) => error instanceof LicenseTokenError && error.code === 'invalid_signature',
+    );
+  });
+
+  test('a clock once set ahead by mistake is forgiven by a newer license file or a fresh revocation list, never by an older one', async () => {
+    const who = await owner();
+    const license = await issueLicense(server, who);
+    const request = () => createOfflineActivationRequest({ key: license.key, hwuid: 'pc-c' }).request;
+    const first = (await handIn(request(), {}, who.token)).licenseFile;
+    const issued = nowSeconds();
+    const state: ClockState = { lastSeen: 0 };
+    const check = (file: string, seconds: number) =>
+      verifyLicenseFile(file, { keySet, appId: who.appId, hwuid: 'pc-c', clock: state, now: at(seconds) });
+    await check(first, issued + 60);
+    // Set 200 days ahead by mistake while the file was checked, then set right again.
+    await check(first, issued + 200 * 86_400);
+    assert.equal(await rejection(check(first, issued + 120)), 'clock_rollback');
+    assert.equal(
+      await rejection(check(first, issued + 180)),
+      'clock_rollback',
+      'the same file forgives nothing',
+    );
+
+    // Support sends a file issued an hour later: it is checked, and the old one with it.
+    clock.advance(3_600_000);
+    const second = (await handIn(request(), {}, who.token)).licenseFile;
+    await check(second, issued + 3_660);
+    await check(first, issued + 3_720);
+    // Still a guard: not before the newer file's issue time.
+    assert.equal(await rejection(check(first, issued + 1_800)), 'clock_rollback');
+
+    // Ahead by mistake again; this time the machine goes online for the revocation list.
+    await check(first, issued + 300 * 86_400);
+    assert.equal(await rejection(check(first, issued + 3_780)), 'clock_rollback');
+    clock.advance(3_600_000);
+    const list = await fetchList(who.appId);
+    await checkRevocations(list, { keySet, appId: who.appId, clock: state, now: at(issued + 7_260) });
+    assert.equal((await check(first, issued + 7_320)).sub, license.id);
+    // A list no newer than what the machine has seen forgives nothing.
+    await check(first, issued + 330 * 86_400);
+    await checkRevocations(list, { keySet, appId: who.appId, clock: state, now: at(issued + 7_380) });
+    assert.equal(await rejection(check(first, issued + 7_440)), 'clock_rollback');
+
+    // A guard an earlier SDK kept (no vouchedAt) starts keeping it at its next check, refused or
+    // not, and the newer file then resets it.
+    const kept: ClockState = { lastSeen: (issued + 300 * 86_400) * 1000 };
+    const checkKept = (file: string, seconds: number) =>
+      verifyLicenseFile(file, { keySet, appId: who.appId, hwuid: 'pc-c', clock: kept, now: at(seconds) });
+    assert.equal(await rejection(checkKept(first, issued + 7_500)), 'clock_rollback');
+    assert.equal(kept.vouchedAt, issued * 1000);
+    assert.equal((await checkKept(second, issued + 7_560)).sub, license.id);
+  });
+});
+
+describe('offline trust across key rotations', () => {
+  // Last: it rotates the token keys the tests above hold a copy of.
+  test('a machine given its file before the token keys rotate accepts revocation lists made after, and refuses the revoked file', async () => {
+    const who = await owner();
+    const license = await issueLicense(server, who);
+    // What the machine holds: the key set as it was when its file was issued.
+    const held = (await server.api.get('/licenses/jwks')).expect(200).body as JsonWebKeySet;
+    const { licenseFile } = await handIn(
+      createOfflineActivationRequest({ key: license.key, hwuid: 'far-1' }).request,
+      {},
+      who.token,
+    );
+    const store = revocationStore();
+    const check = () =>
+      verifyLicenseFile(licenseFile, {
+        keySet: held,
+        appId: who.appId,
+        hwuid: 'far-1',
+        revocations: store,
+        now: () => clock.now(),
+      });
+    assert.equal((await check()).sub, license.id);
+
+    // `licensing keys rotate`, and two days on: the old token key has left the set.
+    const { kid: newKid } = await server.service.modules.keyRing.rotate();
+    clock.advance(2 * 86_400_000);
+    const verified = (
+      await server.api.post('/licenses/verify', { key: license.key, hwuid: 'far-1', appId: who.appId })
+    ).expect(200).body;
+    assert.equal(decodeProtectedHeader(verified.license_token).kid, newKid, 'the new token key signs');
+    assert.ok(!held.keys.some((key) => key.kid === newKid), 'a key the machine does not hold');
+
+    await act(who, license.id, 'revoke');
+    const snapshot = await checkRevocations(await fetchList(who.appId), {
+      keySet: held,
+      appId: who.appId,
+      store,
+      now: () => clock.now(),
+    });
+    assert.ok(snapshot.revoked.includes(license.id), 'the list made after the rotation is taken');
+    assert.equal(await rejection(check()), 'revoked');
   });
 });

@@ -57,9 +57,17 @@ export class LicenseFileError extends Error {
   }
 }
 
-/** The latest time this machine has seen (ms since 1970), kept between runs. */
+/**
+ * The clock-rollback guard's memory, kept between runs (ms since 1970). A license file or
+ * revocation list issued after `vouchedAt` resets the guard: `lastSeen` may have come from a clock
+ * once set ahead by mistake, and the service has vouched for a later time since. The clock can
+ * then go back to that issue time at the earliest, never before.
+ */
 export interface ClockState {
+  /** The latest time this machine has seen. */
   lastSeen: number;
+  /** The latest issue time of a license file or revocation list checked here; absent before the first. */
+  vouchedAt?: number;
 }
 
 /** Where the clock state or the revocations live between runs (a file, the registry, storage). */
@@ -92,8 +100,9 @@ export interface VerifyLicenseFileOptions {
   /** Expected iss (the service's `…/v1` address); not checked when absent. */
   issuer?: string;
   /**
-   * The clock-rollback guard: the latest time seen, updated on every accepted check. A plain
-   * object is updated in place; a store is loaded and saved.
+   * The clock-rollback guard: the latest time seen, updated on every accepted check, and reset by
+   * a file newer than any checked before (see ClockState). A plain object is updated in place; a
+   * store is loaded and saved.
    */
   clock?: ClockState | StateStore<ClockState>;
   /** The revocations last seen (from checkRevocations): a license on it is refused. */
@@ -180,16 +189,23 @@ export async function verifyLicenseFile(
   const tolerance = (options.clockToleranceSeconds ?? 300) * 1000;
   const now = (options.now?.() ?? new Date()).getTime();
   const clock = await loadState(options.clock);
+  const issuedAt = claims.iat * 1000;
+  const reset = clock?.vouchedAt !== undefined && issuedAt > clock.vouchedAt;
   // A file is never issued in the future, and time never runs backwards: either means the
   // clock was set back, perhaps to stretch an expired file.
-  if (now < claims.iat * 1000 - tolerance) {
-    throw new LicenseFileError('clock_rollback', 'The clock is earlier than the license file’s issue time');
-  }
-  if (clock !== undefined && now < clock.lastSeen - tolerance) {
-    throw new LicenseFileError(
-      'clock_rollback',
-      'The clock is earlier than a time this machine has already seen',
-    );
+  const rollback =
+    now < issuedAt - tolerance
+      ? 'The clock is earlier than the license file’s issue time'
+      : clock !== undefined && !reset && now < clock.lastSeen - tolerance
+        ? 'The clock is earlier than a time this machine has already seen'
+        : null;
+  if (rollback !== null) {
+    // A guard kept before vouchedAt existed starts keeping it here, so that a newer file or list
+    // can reset it; any other refused check leaves the guard as it was.
+    if (options.clock !== undefined && clock?.vouchedAt === undefined) {
+      await rememberClock(options.clock, clock, { vouchedAt: issuedAt });
+    }
+    throw new LicenseFileError('clock_rollback', rollback);
   }
   if (typeof claims.nbf === 'number' && now < claims.nbf * 1000 - tolerance) {
     throw new LicenseFileError('not_yet_valid', 'The license file is not valid yet');
@@ -202,16 +218,20 @@ export async function verifyLicenseFile(
     throw new LicenseFileError('revoked', 'The license is revoked or suspended');
   }
 
-  if (options.clock !== undefined && now > (clock?.lastSeen ?? Number.NEGATIVE_INFINITY)) {
-    await saveState(options.clock, { lastSeen: now });
+  if (options.clock !== undefined) {
+    await rememberClock(options.clock, clock, { vouchedAt: issuedAt, seenAt: now, reset });
   }
   return claims as LicenseFileClaims;
 }
 
 /**
  * Checks a revocation list fetched from `GET /licenses/revocations?appId=…` (the whole answer
- * or its `revocationList`) and keeps it in `store` unless the store already holds a newer one,
- * so an old list replayed cannot lift a revocation. Answers the snapshot in force.
+ * or its `revocationList`) and keeps it in `store` unless it is not newer than the list held
+ * there, so an old list replayed cannot lift a revocation. Answers the snapshot in force.
+ *
+ * When the key set has an offline key (`purpose: "offline"`), only a list it signed is accepted.
+ * With `clock` (the one verifyLicenseFile keeps), a list newer than any file or list checked
+ * before resets the clock-rollback guard: fetching one is this machine's online check.
  */
 export async function checkRevocations(
   list: string | { revocationList: string },
@@ -220,6 +240,7 @@ export async function checkRevocations(
     appId: string;
     issuer?: string;
     store?: StateStore<RevocationSnapshot>;
+    clock?: ClockState | StateStore<ClockState>;
     clockToleranceSeconds?: number;
     now?: () => Date;
   },
@@ -228,7 +249,7 @@ export async function checkRevocations(
   if (typeof jws !== 'string' || jws.length === 0) {
     throw new LicenseFileError('invalid_file', 'The revocation list is missing');
   }
-  const claims = await verifySigned(jws, options.keySet);
+  const claims = await verifySigned(jws, offlineKeysOf(options.keySet));
   if (claims.token_use !== REVOCATION_LIST_USE) {
     throw new LicenseFileError('wrong_token_use', 'Not a revocation list (token_use)');
   }
@@ -249,8 +270,15 @@ export async function checkRevocations(
     throw new LicenseFileError('invalid_file', 'The revocation list is malformed');
   }
   const now = (options.now?.() ?? new Date()).getTime();
-  if (now > claims.exp * 1000 + (options.clockToleranceSeconds ?? 300) * 1000) {
+  const tolerance = (options.clockToleranceSeconds ?? 300) * 1000;
+  if (now > claims.exp * 1000 + tolerance) {
     throw new LicenseFileError('expired', 'The revocation list has expired; fetch a fresh one');
+  }
+  if (options.clock !== undefined) {
+    const clock = await loadState(options.clock);
+    const issuedAt = claims.iat * 1000;
+    const reset = clock?.vouchedAt !== undefined && issuedAt > clock.vouchedAt && now >= issuedAt - tolerance;
+    await rememberClock(options.clock, clock, { vouchedAt: issuedAt, seenAt: now, reset });
   }
   const snapshot: RevocationSnapshot = {
     appId: options.appId,
@@ -260,9 +288,30 @@ export async function checkRevocations(
   };
   if (!options.store) return snapshot;
   const held = await options.store.load();
-  if (held && held.appId === snapshot.appId && held.issuedAt > snapshot.issuedAt) return held;
+  if (held && held.appId === snapshot.appId && !supersedes(snapshot, held)) return held;
   await options.store.save(snapshot);
   return snapshot;
+}
+
+/**
+ * Whether a list may take the place of the one held. The service's versions grow with every
+ * change of the entries and never go back, so the greater version is the newer list; of the same
+ * version, a later issue refreshes the one held only if it lifts no revocation.
+ */
+function supersedes(next: RevocationSnapshot, held: RevocationSnapshot): boolean {
+  if (next.version !== held.version) return next.version > held.version;
+  return next.issuedAt > held.issuedAt && held.revoked.every((sub) => next.revoked.includes(sub));
+}
+
+/**
+ * The keys a revocation list must be signed with: the offline keys when the set has any, so a
+ * rotating token key (or one leaked from an old backup) cannot sign a list this machine takes.
+ * A set copied before the offline key existed has none, and its keys are taken as they are.
+ */
+function offlineKeysOf(keySet: JsonWebKeySet): JsonWebKeySet {
+  if (!Array.isArray(keySet?.keys)) return keySet;
+  const offline = keySet.keys.filter((key) => key.purpose === 'offline');
+  return offline.length > 0 ? { keys: offline } : keySet;
 }
 
 /** The canonical form of a typed license key, as the service reads it; null when it cannot be one. */
@@ -341,9 +390,29 @@ async function loadState<T>(state: T | StateStore<T> | undefined): Promise<T | u
   return isStore(state) ? await state.load() : state;
 }
 
-async function saveState(state: ClockState | StateStore<ClockState>, value: ClockState): Promise<void> {
-  if (isStore(state)) await state.save(value);
-  else state.lastSeen = value.lastSeen;
+/**
+ * Keeps what a check learnt: the issue time the service vouched for, and, when the check passed,
+ * the time seen — in place of the latest one when `reset` (see ClockState). Saves only a change.
+ */
+async function rememberClock(
+  state: ClockState | StateStore<ClockState>,
+  held: ClockState | undefined,
+  learnt: { vouchedAt: number; seenAt?: number; reset?: boolean },
+): Promise<void> {
+  const lastSeen =
+    learnt.seenAt === undefined
+      ? (held?.lastSeen ?? 0)
+      : learnt.reset || held === undefined
+        ? learnt.seenAt
+        : Math.max(learnt.seenAt, held.lastSeen);
+  const vouchedAt = Math.max(learnt.vouchedAt, held?.vouchedAt ?? Number.NEGATIVE_INFINITY);
+  if (held?.lastSeen === lastSeen && held.vouchedAt === vouchedAt) return;
+  if (isStore(state)) {
+    await state.save({ lastSeen, vouchedAt });
+  } else {
+    state.lastSeen = lastSeen;
+    state.vouchedAt = vouchedAt;
+  }
 }
 
 function isStore<T>(state: T | StateStore<T>): state is StateStore<T> {

@@ -149,8 +149,10 @@ export class LicenseTokenVerifier {
 
   private use(keySet: JsonWebKeySet): void {
     this.keySet = keySet;
+    // The offline key signs license files and revocation lists, never a license token.
+    const tokenKeys = { keys: keySet.keys.filter((key) => key.purpose !== 'offline') };
     this.localKeys = import('jose').then(({ createLocalJWKSet }) =>
-      createLocalJWKSet(keySet as Parameters<typeof createLocalJWKSet>[0]),
+      createLocalJWKSet(tokenKeys as Parameters<typeof createLocalJWKSet>[0]),
     );
   }
 

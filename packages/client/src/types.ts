@@ -51,7 +51,7 @@ export interface JsonWebKeySet {
   keys: JsonWebKeyEntry[];
 }
 
-/** One public key of the set (RSA for license tokens); other members are kept as they are. */
+/** One public key of the set (RSA); other members are kept as they are. */
 export interface JsonWebKeyEntry {
   kty: string;
   kid?: string;
@@ -59,6 +59,11 @@ export interface JsonWebKeyEntry {
   use?: string;
   n?: string;
   e?: string;
+  /**
+   * `token`: signs license tokens, replaced when keys rotate. `offline`: signs license files and
+   * revocation lists, and stays (absent from sets copied before it existed).
+   */
+  purpose?: string;
   [member: string]: unknown;
 }
 
@@ -169,6 +174,12 @@ export interface Product {
   features: string[];
   /** Days of the free trial the hosted checkout offers (1 to 365); null: no trial. */
   trialDays: number | null;
+  /** Days a license file the buyer downloads from the buyer portal is valid (1 to 3650; 30 by default). */
+  portalLicenseFileDays: number;
+  /** Device releases a buyer may make in the portal per license in any portalReleasePeriodDays (0 to 1000; 3). */
+  portalDeviceReleases: number;
+  /** The period, in days, portalDeviceReleases counts over (1 to 365; 30). */
+  portalReleasePeriodDays: number;
   /** The hosted checkout page that sells this product on the checkout host. */
   checkoutUrl: string;
   createdAt: string;
@@ -206,14 +217,20 @@ export interface License {
 
 /** POST {pay_url}/api/checkout/trials: the trial license issued to the buyer. */
 export interface StartedTrial {
-  licenseKey: string;
+  /** The trial license's id, as the seller's license routes know it. */
+  trialId: string;
+  /**
+   * The key, for a trial on the device sent (bound to it); null for a trial by e-mail, whose key
+   * goes to that address only.
+   */
+  licenseKey: string | null;
   productId: string;
   email: string;
   status: 'TRIAL';
   /** The trial's end: the license's expiry until the buyer pays. */
   expiresAt: string;
   trialDays: number;
-  /** Whether the hwuid sent is bound as the license's device. */
+  /** Whether the hwuid sent is bound as the license's device (a trial on a device). */
   hwBound: boolean;
 }
 
@@ -271,11 +288,11 @@ export interface OfflineActivation {
 /** GET /licenses/revocations?appId=…: hand it to checkRevocations as it is. */
 export interface RevocationList {
   appId: string;
-  /** Moves whenever any license of the app changes. */
+  /** Grows whenever the list's entries change and never goes back: the greater version is the newer list. */
   version: number;
   /** Licenses on the list. */
   count: number;
-  /** The signed list (JWS, token_use service_revocation_list_v1). */
+  /** The signed list (JWS by the offline key, token_use service_revocation_list_v1). */
   revocationList: string;
   issuedAt: string;
   expiresAt: string;

@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
@@ -19,7 +20,16 @@ export function registerApiKeyRoutes(app: HttpApp, keys: ApiKeyService): void {
       response: { 201: CreatedApiKey },
     },
     handler: async (request, reply) =>
-      reply.status(201).send(await keys.create(principalOf(request), request.params.appId, request.body)),
+      reply
+        .status(201)
+        .send(
+          await keys.create(
+            principalOf(request),
+            request.params.appId,
+            request.body,
+            idempotentAnswer(request),
+          ),
+        ),
   });
 
   app.get('/apps/:appId/api-keys', {

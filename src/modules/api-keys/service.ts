@@ -2,6 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ApiKeyRow } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import type { Principal } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -24,20 +25,30 @@ export type ApiKeyService = ReturnType<typeof createApiKeyService>;
 
 export function createApiKeyService({ db, clock, log, apps }: ApiKeyServiceDeps) {
   return {
-    async create(principal: Principal, appId: string, input: { name: string }) {
+    async create(
+      principal: Principal,
+      appId: string,
+      input: { name: string },
+      answer?: IdempotentAnswer<ReturnType<typeof toApiKey> & { key: string }>,
+    ) {
       const app = await apps.requireOwnedApp(principal, appId);
       const { key, prefix, hash } = generateApiKey();
-      const row = await store.insertApiKey(db, {
-        id: newId(),
-        userId: app.user_id,
-        appId: app.id,
-        name: input.name.trim(),
-        prefix,
-        hash,
-        now: clock.now(),
+      const created = await db.transaction().execute(async (trx) => {
+        const row = await store.insertApiKey(trx, {
+          id: newId(),
+          userId: app.user_id,
+          appId: app.id,
+          name: input.name.trim(),
+          prefix,
+          hash,
+          now: clock.now(),
+        });
+        const created = { ...toApiKey(row), key };
+        await answer?.keep(trx, created);
+        return created;
       });
-      log.info({ apiKeyId: row.id, appId: app.id }, 'api_key.created');
-      return { ...toApiKey(row), key };
+      log.info({ apiKeyId: created.id, appId: app.id }, 'api_key.created');
+      return created;
     },
 
     async list(principal: Principal, appId: string, page: Page) {

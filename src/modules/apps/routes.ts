@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
@@ -10,7 +11,9 @@ export function registerAppRoutes(app: HttpApp, apps: AppService): void {
     config: { auth: 'user', idempotent: true },
     schema: { summary: 'Create an app', tags: ['apps'], body: AppCreate, response: { 201: App } },
     handler: async (request, reply) =>
-      reply.status(201).send(await apps.create(principalOf(request), request.body)),
+      reply
+        .status(201)
+        .send(await apps.create(principalOf(request), request.body, idempotentAnswer(request))),
   });
 
   app.get('/apps', {

@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
 import type { AppRow } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import { iso, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -36,7 +37,11 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
   return {
     requireOwnedApp,
 
-    async create(principal: Principal, input: { name: string; description?: string }) {
+    async create(
+      principal: Principal,
+      input: { name: string; description?: string },
+      answer?: IdempotentAnswer<ReturnType<typeof toApp>>,
+    ) {
       const now = clock.now();
       const app = await db.transaction().execute(async (trx) => {
         const row = await store.insertApp(trx, {
@@ -53,6 +58,7 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
           data: toApp(row),
           occurredAt: now,
         });
+        await answer?.keep(trx, toApp(row));
         return row;
       });
       log.info({ appId: app.id, userId: app.user_id }, 'app.created');

@@ -170,7 +170,11 @@ const trialLabel = (days: number) => `Start your ${days}-day free trial`;
 function trialSection(product: PageProduct, trial: TrialView): Html {
   return html`<section class="trial" aria-labelledby="trial-title">
 <h2 id="trial-title">Try it first</h2>
-<p class="note">No payment needed: the trial key comes to your e-mail address. One trial per person and device.</p>
+<p class="note">${
+    trial.hwuid
+      ? 'No payment needed: the trial starts on this device at once, and the key also comes to your e-mail address.'
+      : 'No payment needed: the trial key comes to your e-mail address.'
+  } One trial per person and device.</p>
 ${trial.error ? html`<p class="error" role="alert" id="trial-error">${trial.error}</p>` : ''}
 <form method="post" action="/checkout/${product.id}/trial" id="trial-form">
 ${trial.hwuid ? html`<input type="hidden" name="hwuid" value="${trial.hwuid}">` : ''}
@@ -181,20 +185,36 @@ ${trial.hwuid ? html`<input type="hidden" name="hwuid" value="${trial.hwuid}">` 
 </section>`;
 }
 
+/**
+ * After the trial form: on a device, the key (bound to it); by e-mail, only where the key went,
+ * since whoever typed the address may not own it.
+ */
 export function trialStartedPage(view: {
   product: PageProduct;
-  licenseKey: string;
+  /** Null for a trial by e-mail. */
+  licenseKey: string | null;
   email: string;
   days: number;
   endsAt: string;
 }): Html {
+  const until = html`for ${view.days} days, until <time datetime="${view.endsAt}">${view.endsAt.slice(0, 10)}</time>`;
+  const paying = html`When you buy ${view.product.name} with this e-mail address, your paid license comes with a new key and the trial key stops working.`;
+  if (view.licenseKey === null)
+    return layout(
+      `Check your e-mail – ${view.product.name}`,
+      html`<h1>Check your e-mail</h1>
+<p role="status">We sent your trial key for <strong>${view.product.name}</strong> to ${view.email}. The trial runs ${until}.</p>
+<p class="note">No message? Look in your spam folder. ${paying}</p>
+<p><a class="pay button" href="/checkout/${view.product.id}">Buy ${view.product.name}</a></p>
+${policyLinks(view.product)}`,
+    );
   return layout(
     `Trial started – ${view.product.name}`,
     html`<h1>Your free trial has started</h1>
-<p>You can use <strong>${view.product.name}</strong> for ${view.days} days, until <time datetime="${view.endsAt}">${view.endsAt.slice(0, 10)}</time>.</p>
+<p>You can use <strong>${view.product.name}</strong> on this device ${until}.</p>
 <p><label for="license-key">Your trial license key</label></p>
 <p><input id="license-key" class="license" readonly value="${view.licenseKey}" aria-describedby="license-note"></p>
-<p id="license-note" class="note">We also sent it to ${view.email}. When you buy ${view.product.name} with this e-mail address, this key becomes your paid license.</p>
+<p id="license-note" class="note">We also sent it to ${view.email}. ${paying}</p>
 <p><a class="pay button" href="/checkout/${view.product.id}">Buy ${view.product.name}</a></p>
 ${policyLinks(view.product)}`,
   );

@@ -2,6 +2,7 @@ import formBody from '@fastify/formbody';
 import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
@@ -182,13 +183,15 @@ export function registerCheckoutRoutes(
       schema: {
         summary: 'Start a free trial from the checkout page',
         description:
-          'The trial form post (application/x-www-form-urlencoded): no payment; one trial per e-mail and per device. Shows the trial key, which is also sent by e-mail.',
+          'The trial form post (application/x-www-form-urlencoded): no payment; one trial per e-mail and per device. With the hwuid of the page (a trial on that device) it shows the key, bound to the device and also sent by e-mail; without, the key goes to the e-mail address only and the page says so.',
         tags: ['checkout'],
         params: PageParams,
         body: TrialFormBody,
         consumes: ['application/x-www-form-urlencoded'],
         response: {
-          200: page('The trial key, with its end'),
+          200: page(
+            'The trial key bound to the device, or (a trial by e-mail) where the key was sent; with its end',
+          ),
           400: pageOrErrorBody('The form is malformed', {
             validation_failed: 'a form field is invalid',
             invalid_json: 'a JSON body that does not parse',
@@ -212,7 +215,7 @@ export function registerCheckoutRoutes(
     schema: {
       summary: 'Start a free trial (for client software)',
       description:
-        'Issues the product’s trial license without payment, for the e-mail and (optionally) the device given, which is bound as its first device. One trial per e-mail and per device and product. The key is also sent to the e-mail address; paying later for the product with the same address converts this license. Send an Idempotency-Key (a random UUID) to retry safely: a retry whose first answer was lost gets that answer again.',
+        'Issues the product’s trial license without payment. With a hwuid it is a trial on that device, bound to it, and the answer carries the key; without, a trial by e-mail whose key goes to the address only (licenseKey is null). One trial per address and per device and product. The key is always mailed to the address. Paying later for the product with the same address issues a new license and ends this one. Send an Idempotency-Key (a random UUID) to retry safely: a retry whose first answer was lost gets that answer again.',
       tags: ['checkout'],
       body: TrialStartBody,
       response: { 201: TrialStarted },
@@ -223,7 +226,8 @@ export function registerCheckoutRoutes(
         license_already_owned: 'this e-mail address already holds a license of this product',
       },
     },
-    handler: async (request, reply) => reply.status(201).send(await checkout.startTrialFor(request.body)),
+    handler: async (request, reply) =>
+      reply.status(201).send(await checkout.startTrialFor(request.body, idempotentAnswer(request))),
   });
 
   app.post('/api/checkout/payment-intent', {
@@ -238,7 +242,8 @@ export function registerCheckoutRoutes(
         product_unavailable: 'the product is not on sale, or cannot be bought by card yet',
       },
     },
-    handler: async (request, reply) => reply.status(201).send(await checkout.startCardPayment(request.body)),
+    handler: async (request, reply) =>
+      reply.status(201).send(await checkout.startCardPayment(request.body, idempotentAnswer(request))),
   });
 
   app.post('/api/checkout/mirror/validate', {

@@ -106,7 +106,10 @@ export const TrialStartBody = Type.Object(
 );
 
 export const TrialStarted = Type.Object({
-  licenseKey: Type.String(),
+  /** The trial license's id, as the seller's license routes know it. */
+  trialId: Uuid,
+  /** The key, bound to the device, for a trial on a device; null for a trial by e-mail (mailed). */
+  licenseKey: Nullable(Type.String()),
   productId: Uuid,
   email: Type.String(),
   /** TRIAL, as verification shows it. */
@@ -114,6 +117,6 @@ export const TrialStarted = Type.Object({
   /** The end of the trial: the license's expiry until the buyer pays. */
   expiresAt: Timestamp,
   trialDays: Type.Integer(),
-  /** Whether the hwuid given is bound to the license as its device. */
+  /** Whether the hwuid given is bound to the license as its device (a trial on a device). */
   hwBound: Type.Boolean(),
 });

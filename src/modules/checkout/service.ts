@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { iso } from '../../platform/http/schemas.js';
 import { isUuid } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
@@ -20,7 +21,7 @@ import {
   successPage,
   trialStartedPage,
 } from './pages.js';
-import type { Trials } from './trials.js';
+import type { StartedTrial, Trials } from './trials.js';
 
 type CheckoutProduct = NonNullable<Awaited<ReturnType<ProductService['forCheckout']>>>;
 
@@ -202,12 +203,19 @@ export function createCheckoutService({
       };
     },
 
-    /** Client software starting a trial for its buyer (the JSON route): the key and its end. */
-    startTrialFor: (input: { productId: string; email: string; hwuid?: string }) => trials.start(input),
+    /**
+     * Client software starting a trial for its buyer (the JSON route): its id and end, and the
+     * key only for a trial on the device given.
+     */
+    startTrialFor: (
+      input: { productId: string; email: string; hwuid?: string },
+      answer?: IdempotentAnswer<StartedTrial>,
+    ) => trials.start(input, answer),
 
     /**
-     * The trial form post: the trial key on a page (and by e-mail), or the checkout page again
-     * saying why no trial started.
+     * The trial form post: for the device the page was opened for, the trial key on a page (and
+     * by e-mail); without one, a page saying the key went to the address; or the checkout page
+     * again saying why no trial started.
      */
     async startTrial(productId: string, form: { email?: string; hwuid?: string }): Promise<PageOutcome> {
       const product = await findProduct(productId);
@@ -298,7 +306,10 @@ export function createCheckoutService({
     },
 
     /** For Stripe Elements: the intent is made when the buyer submits the embedded form. */
-    async startCardPayment(input: { productId: string; email?: string; payload?: string; attempt: string }) {
+    async startCardPayment(
+      input: { productId: string; email?: string; payload?: string; attempt: string },
+      answer?: IdempotentAnswer<{ clientSecret: string; returnUrl: string }>,
+    ) {
       const product = await findProduct(input.productId);
       if (!product?.active) throw new AppError('product_unavailable', 'This product is no longer on sale');
       const { strict, refused } = await strictMode(product, input.payload);
@@ -311,16 +322,15 @@ export function createCheckoutService({
         throw new AppError('validation_failed', 'email: is required', [
           { field: 'email', message: 'is required' },
         ]);
-      const intent = await payments.createPaymentIntent({
-        productId: input.productId,
-        email,
-        checkoutKey: input.attempt,
-        mirrorToken: strict?.token ?? null,
-      });
-      return {
+      const started = (intent: { orderId: string; clientSecret: string }) => ({
         clientSecret: intent.clientSecret,
         returnUrl: completeUrl(input.productId, { id: intent.orderId, clientSecret: intent.clientSecret }),
-      };
+      });
+      const intent = await payments.createPaymentIntent(
+        { productId: input.productId, email, checkoutKey: input.attempt, mirrorToken: strict?.token ?? null },
+        answer && { keep: (trx, opened) => answer.keep(trx, started(opened)) },
+      );
+      return started(intent);
     },
 
     /** The buyer's return: the license and the way on, or straight on with autoRedirect. */

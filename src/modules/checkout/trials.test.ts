@@ -14,7 +14,10 @@ import { type SmtpSink, startSmtpSink } from '../../testing/smtp-sink.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
 import { eventsForUser } from '../events/index.js';
 
-/** Free trials from the hosted checkout: starting, verifying, ending and converting on payment. */
+/**
+ * Free trials from the hosted checkout: starting (by e-mail or on a device), verifying, ending, and
+ * the payment that replaces a trial with a new paid license.
+ */
 let server: TestServer;
 let clock: TestClock;
 let sink: SmtpSink;
@@ -84,8 +87,48 @@ const formPost = (path: string, form: Record<string, string>) =>
     redirect: 'manual',
   });
 
+const LICENSE_KEY = /[0-9A-Z]{5}(?:-[0-9A-Z]{5}){5}/g;
+
+/** The license as its seller reads it by id (with its key). */
+async function licenseById(seller: SellerWithApp, id: string) {
+  return (await server.api.get(`/apps/${seller.appId}/licenses/${id}`, { token: seller.token })).expect(200)
+    .body;
+}
+
+/** The license keys in the messages sent to `address` so far (the outbox is sent first). */
+async function keysMailedTo(address: string): Promise<string[]> {
+  await server.service.modules.notificationWorker.runOnce();
+  return (
+    sink.messages
+      .filter((m) => m.to.includes(address))
+      // Each message carries the key twice: in its text and its HTML part.
+      .flatMap((m) => [...new Set(m.raw.replace(/=\r\n/g, '').match(LICENSE_KEY))])
+  );
+}
+
+/** Pays on the hosted checkout page with the sandbox's good card; the key the receipt shows. */
+async function buyOnPage(productId: string, buyer: string): Promise<string> {
+  const paid = await formPost(`/checkout/${productId}`, {
+    email: buyer,
+    card: '4242424242424242',
+    method: 'card',
+    attempt: `attempt-${uniqueSuffix()}`,
+  });
+  assert.equal(paid.status, 303, await paid.clone().text());
+  const receipt = await fetch(`${server.service.payUrl}${paid.headers.get('location')}`);
+  assert.equal(receipt.status, 200);
+  const key = /id="license-key" class="license" readonly value="([^"]+)"/.exec(await receipt.text())?.[1];
+  assert.ok(key, 'the receipt shows the key');
+  return key;
+}
+
+const licenseEvents = async (seller: SellerWithApp) =>
+  (await eventsForUser(server.db, seller.user.id))
+    .filter((e) => e.type.startsWith('license.'))
+    .map((e) => [e.type, e.data.licenseKey, e.data.status]);
+
 describe('starting a trial', () => {
-  test('the JSON route issues a trial license bound to the device, verifying as TRIAL until its end', async () => {
+  test('a trial on a device answers its key, bound to that device, verifying as TRIAL until its end', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller);
     const buyer = email();
@@ -94,8 +137,9 @@ describe('starting a trial', () => {
     ).body;
     const endsAt = new Date(clock.now().getTime() + 14 * DAY).toISOString();
     assert.deepEqual(
-      { ...started, licenseKey: typeof started.licenseKey },
+      { ...started, trialId: typeof started.trialId, licenseKey: typeof started.licenseKey },
       {
+        trialId: 'string',
         licenseKey: 'string',
         productId: product.id,
         email: buyer,
@@ -115,6 +159,7 @@ describe('starting a trial', () => {
     assert.equal(claims.status, 'TRIAL');
 
     const license = await licenseByKey(seller, started.licenseKey);
+    assert.equal(license.id, started.trialId);
     assert.equal(license.status, 'trial');
     assert.equal(license.trialEndsAt, endsAt);
     assert.equal(license.convertedAt, null);
@@ -141,7 +186,38 @@ describe('starting a trial', () => {
     );
   });
 
-  test('the checkout page offers the trial and its form shows the key, carrying the page’s hwuid', async () => {
+  test('a trial by e-mail answers no key: the key goes to the address alone, and works on the first device', async () => {
+    const seller = await sellerWithApp(server);
+    const product = await trialProduct(seller);
+    const buyer = email('mailed');
+    const idempotencyKey = globalThis.crypto.randomUUID();
+    const send = () =>
+      server.pay.post(
+        '/api/checkout/trials',
+        { productId: product.id, email: buyer },
+        {
+          headers: { 'idempotency-key': idempotencyKey },
+        },
+      );
+    const started = (await send()).expect(201).body;
+    assert.equal(started.licenseKey, null);
+    assert.equal(started.hwBound, false);
+    assert.equal(started.status, 'TRIAL');
+    // A replay of the answer (same idempotency key) carries no key either.
+    const replayed = (await send()).expect(201);
+    assert.equal(replayed.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(replayed.body, started);
+
+    const [key] = await keysMailedTo(buyer);
+    assert.ok(key, 'the key was mailed');
+    assert.equal((await licenseById(seller, started.trialId)).key, key);
+    const result = await verify(key, 'laptop-1');
+    assert.equal(result.valid, true);
+    assert.equal(result.status, 'TRIAL');
+    assert.deepEqual(await devicesOf(seller, started.trialId), ['laptop-1']);
+  });
+
+  test('the page’s form shows the key for the device that opened it, and only “check your e-mail” without one', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller, { trialDays: 7 });
     const page = await fetch(`${server.service.payUrl}/checkout/${product.id}?hwuid=laptop-7`);
@@ -163,20 +239,31 @@ describe('starting a trial', () => {
     assert.equal(license.email, buyer);
     assert.deepEqual(await devicesOf(seller, license.id), ['laptop-7']);
 
+    const other = email('by-mail');
+    const mailed = await formPost(`/checkout/${product.id}/trial`, { email: other });
+    assert.equal(mailed.status, 200);
+    const told = await mailed.text();
+    assert.match(told, /Check your e-mail/);
+    assert.ok(told.includes(other), 'the page names where the key went');
+    assert.equal(told.match(LICENSE_KEY), null, 'no key on the page');
+    assert.equal((await keysMailedTo(other)).length, 1);
+
     // The same e-mail again: the form comes back saying why, and nothing is issued.
-    const again = await formPost(`/checkout/${product.id}/trial`, { email: buyer.toUpperCase() });
+    const again = await formPost(`/checkout/${product.id}/trial`, { email: other.toUpperCase() });
     assert.equal(again.status, 409);
     assert.match(await again.text(), /already had a trial/);
     const bad = await formPost(`/checkout/${product.id}/trial`, { email: 'not-an-address' });
     assert.equal(bad.status, 422);
-    assert.equal(await licenseCount(product.id), 1);
+    assert.equal(await licenseCount(product.id), 2);
   });
 
   test('mails the trial key to the buyer through the outbox', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller);
     const buyer = email('mail');
-    const { licenseKey } = (await startTrial({ productId: product.id, email: buyer })).expect(201).body;
+    const { licenseKey } = (await startTrial({ productId: product.id, email: buyer, hwuid: 'pc-m' })).expect(
+      201,
+    ).body;
     const queued = await server.db
       .selectFrom('notifications')
       .select(['kind', 'to_email'])
@@ -191,19 +278,29 @@ describe('starting a trial', () => {
   });
 });
 
-describe('one trial per e-mail and per device', () => {
-  test('a second trial for the same e-mail (any case) or the same device is refused with 409 and issues nothing', async () => {
+describe('one trial per address and per device', () => {
+  test('a second trial by e-mail for the address, in any case or with a +tag, is refused with 409 and issues nothing', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller);
-    const buyer = email();
-    (await startTrial({ productId: product.id, email: buyer, hwuid: 'pc-a' })).expect(201);
+    const suffix = uniqueSuffix();
+    (await startTrial({ productId: product.id, email: `ann-${suffix}@example.com` })).expect(201);
+    for (const again of [`ANN-${suffix}@Example.com`, `ann-${suffix}+trial2@example.com`]) {
+      const refused = assertError(
+        await startTrial({ productId: product.id, email: again }),
+        409,
+        'trial_already_used',
+      );
+      assert.equal(refused.details?.[0]?.field, 'email');
+    }
+    assert.equal(await licenseCount(product.id), 1);
+    // Dots are kept: a.nn@ may be someone else.
+    (await startTrial({ productId: product.id, email: `a.nn-${suffix}@example.com` })).expect(201);
+  });
 
-    const sameEmail = assertError(
-      await startTrial({ productId: product.id, email: ` ${buyer.toUpperCase()}`.trim(), hwuid: 'pc-b' }),
-      409,
-      'trial_already_used',
-    );
-    assert.deepEqual(sameEmail.details?.[0]?.field, 'email');
+  test('a second trial on the device is refused with 409, and a refused start leaves no claim behind', async () => {
+    const seller = await sellerWithApp(server);
+    const product = await trialProduct(seller);
+    (await startTrial({ productId: product.id, email: email(), hwuid: 'pc-a' })).expect(201);
     const sameDevice = assertError(
       await startTrial({ productId: product.id, email: email('other'), hwuid: 'pc-a' }),
       409,
@@ -211,8 +308,27 @@ describe('one trial per e-mail and per device', () => {
     );
     assert.equal(sameDevice.details?.[0]?.field, 'hwuid');
     assert.equal(await licenseCount(product.id), 1);
-    // The refused device left no claim behind: pc-b is still free for a trial.
     (await startTrial({ productId: product.id, email: email('third'), hwuid: 'pc-b' })).expect(201);
+  });
+
+  test('a trial on a device is refused to an address that had its trial by e-mail, and does not use up the address’s trial', async () => {
+    const seller = await sellerWithApp(server);
+    const product = await trialProduct(seller);
+    const mailed = email('mailed');
+    (await startTrial({ productId: product.id, email: mailed })).expect(201);
+    const refused = assertError(
+      await startTrial({ productId: product.id, email: mailed.replace('@', '+app@'), hwuid: 'pc-c' }),
+      409,
+      'trial_already_used',
+    );
+    assert.equal(refused.details?.[0]?.field, 'email');
+
+    // Anyone can type any address into an app: a device trial for it leaves its owner's trial.
+    const owner = email('owner');
+    (await startTrial({ productId: product.id, email: owner, hwuid: 'someone-else' })).expect(201);
+    const own = (await startTrial({ productId: product.id, email: owner })).expect(201).body;
+    assert.equal((await keysMailedTo(owner)).length, 2);
+    assert.equal((await licenseById(seller, own.trialId)).status, 'trial');
   });
 
   test('a device that had a trial cannot be activated on another trial of the product', async () => {
@@ -221,43 +337,45 @@ describe('one trial per e-mail and per device', () => {
     const first = (await startTrial({ productId: product.id, email: email(), hwuid: 'rig-1' })).expect(
       201,
     ).body;
-    // A new e-mail without a device gets a trial, but the used device cannot take it.
+    // A trial by e-mail gets its key by mail, but the used device cannot take it.
     const second = (await startTrial({ productId: product.id, email: email('new') })).expect(201).body;
-    const refused = await verify(second.licenseKey, 'rig-1');
+    const secondKey = (await licenseById(seller, second.trialId)).key;
+    const refused = await verify(secondKey, 'rig-1');
     assert.equal(refused.valid, false);
     assert.equal(refused.code, 'trial_already_used');
     assert.equal(refused.license_token, undefined);
-    const license = await licenseByKey(seller, second.licenseKey);
-    assert.deepEqual(await devicesOf(seller, license.id), []);
+    assert.deepEqual(await devicesOf(seller, second.trialId), []);
     // Its own license still works, and the second trial takes a fresh device.
     assert.equal((await verify(first.licenseKey, 'rig-1')).valid, true);
-    assert.equal((await verify(second.licenseKey, 'rig-2')).status, 'TRIAL');
-    assert.equal((await verify(second.licenseKey, 'rig-2')).valid, true);
+    assert.equal((await verify(secondKey, 'rig-2')).status, 'TRIAL');
+    assert.equal((await verify(secondKey, 'rig-2')).valid, true);
 
     // Released from its trial and refused there for want of a place, rig-1 still had its trial.
-    const firstLicense = await licenseByKey(seller, first.licenseKey);
     (
-      await server.api.delete(`/apps/${seller.appId}/licenses/${firstLicense.id}/devices/rig-1`, {
+      await server.api.delete(`/apps/${seller.appId}/licenses/${first.trialId}/devices/rig-1`, {
         token: seller.token,
       })
     ).expect(204);
     assert.equal((await verify(first.licenseKey, 'rig-9')).valid, true);
     assert.equal((await verify(first.licenseKey, 'rig-1')).code, 'device_limit_reached');
     const third = (await startTrial({ productId: product.id, email: email('third') })).expect(201).body;
-    assert.equal((await verify(third.licenseKey, 'rig-1')).code, 'trial_already_used');
+    const thirdKey = (await licenseById(seller, third.trialId)).key;
+    assert.equal((await verify(thirdKey, 'rig-1')).code, 'trial_already_used');
   });
 
-  test('a buyer who already holds a paid license of the product gets 409 license_already_owned', async () => {
+  test('a buyer who already holds a paid license of the product (any case, any +tag) gets 409 license_already_owned', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller);
     const buyer = email('owner');
     await buyWithSandbox(server, product.id, buyer);
-    const refused = assertError(
-      await startTrial({ productId: product.id, email: buyer }),
-      409,
-      'license_already_owned',
-    );
-    assert.equal(refused.details?.[0]?.field, 'email');
+    for (const asked of [buyer, buyer.toUpperCase().replace('@', '+TRY@')]) {
+      const refused = assertError(
+        await startTrial({ productId: product.id, email: asked, hwuid: `pc-${uniqueSuffix()}` }),
+        409,
+        'license_already_owned',
+      );
+      assert.equal(refused.details?.[0]?.field, 'email');
+    }
     assert.equal(await licenseCount(product.id), 1);
   });
 
@@ -284,83 +402,82 @@ describe('one trial per e-mail and per device', () => {
   });
 });
 
-describe('refusals', () => {
-  test('bad input answers 400 naming the field and issues nothing', async () => {
+describe('a stranger cannot hold someone else’s license', () => {
+  test('a trial asked for someone else’s address by e-mail gives the asker no key, on the page or the route', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller);
-    for (const [body, field] of [
-      [{ productId: product.id, email: 'nope' }, 'email'],
-      [{ productId: product.id }, 'email'],
-      [{ productId: 'not-a-uuid', email: email() }, 'productId'],
-      [{ productId: product.id, email: email(), hwuid: '   ' }, 'hwuid'],
-      [{ productId: product.id, email: email(), hwuid: 'x'.repeat(201) }, 'hwuid'],
-      [{ productId: product.id, email: email(), extra: 1 }, 'extra'],
-    ] as const) {
-      const error = assertError(await startTrial(body), 400, 'validation_failed');
-      assert.ok(
-        error.details?.some((d) => d.field === field),
-        `${JSON.stringify(body)} names ${field}: ${JSON.stringify(error.details)}`,
-      );
-    }
-    assert.equal(await licenseCount(product.id), 0);
+    const victim = email('victim');
+    const page = await formPost(`/checkout/${product.id}/trial`, { email: victim });
+    assert.equal(page.status, 200);
+    assert.equal((await page.text()).match(LICENSE_KEY), null);
+    // Neither the route nor a +tag variant of the address gives a key or a second trial.
+    const tagged = victim.replace('@', '+1@');
+    assertError(await startTrial({ productId: product.id, email: tagged }), 409, 'trial_already_used');
+    const other = email('colleague');
+    const started = (await startTrial({ productId: product.id, email: other })).expect(201).body;
+    assert.equal(started.licenseKey, null);
+    assert.equal(JSON.stringify(started).match(LICENSE_KEY), null);
+    // The keys went to their owners.
+    assert.equal((await keysMailedTo(victim)).length, 1);
+    assert.equal((await keysMailedTo(other)).length, 1);
+    assert.equal((await keysMailedTo(tagged)).length, 0);
   });
 
-  test('a product without a trial, an inactive one and an unknown one start none', async () => {
+  test('a stranger’s trial for someone’s address never becomes their paid license: payment issues a new key to the buyer', async () => {
     const seller = await sellerWithApp(server);
-    const plain = await trialProduct(seller, { trialDays: null });
-    assert.equal(plain.trialDays, null);
-    assertError(await startTrial({ productId: plain.id, email: email() }), 409, 'product_unavailable');
-    const page = await (await fetch(`${server.service.payUrl}/checkout/${plain.id}`)).text();
-    assert.doesNotMatch(page, /free trial/);
-    assert.equal((await formPost(`/checkout/${plain.id}/trial`, { email: email() })).status, 404);
+    const product = await trialProduct(seller);
+    const victim = email('victim');
+    // The stranger's software asks for a trial on the stranger's machine in the victim's name.
+    const stolen = (
+      await startTrial({ productId: product.id, email: victim.replace('@', '+x@'), hwuid: 'stranger-pc' })
+    ).expect(201).body;
+    assert.equal((await verify(stolen.licenseKey, 'stranger-pc')).valid, true);
+    // The victim's own trial is still theirs to start, by mail.
+    const own = (await startTrial({ productId: product.id, email: victim })).expect(201).body;
+    const [ownKey] = await keysMailedTo(victim);
+    assert.ok(ownKey);
+    assert.equal((await verify(ownKey, 'victim-pc')).valid, true);
 
-    const paused = await trialProduct(seller, { active: false });
-    assertError(await startTrial({ productId: paused.id, email: email() }), 409, 'product_unavailable');
-    assert.equal((await formPost(`/checkout/${paused.id}/trial`, { email: email() })).status, 404);
-    assertError(
-      await startTrial({ productId: '00000000-0000-4000-8000-000000000000', email: email() }),
-      404,
-      'not_found',
-    );
-    assert.equal((await licenseCount(plain.id)) + (await licenseCount(paused.id)), 0);
-  });
+    // The victim pays: the receipt shows a new key, also mailed (the product does not mail keys).
+    const paidKey = await buyOnPage(product.id, victim);
+    assert.ok(paidKey !== stolen.licenseKey && paidKey !== ownKey, 'a new key');
+    const mailed = await keysMailedTo(victim);
+    assert.deepEqual(mailed, [ownKey, paidKey]);
+    const message = sink.messages
+      .filter((m) => m.to.includes(victim))
+      .at(-1)
+      ?.raw.replace(/=\r\n/g, '');
+    assert.match(message ?? '', /in place of your trial key/);
 
-  test('trialDays is 1 to 365 or null, and only license and subscription products offer one', async () => {
-    const seller = await sellerWithApp(server);
-    for (const trialDays of [0, 366, 1.5, '7']) {
-      const res = await server.api.post(
-        '/products',
-        { appId: seller.appId, name: 'X', price: 1, currency: 'USD', trialDays },
-        { token: seller.token },
-      );
-      assert.equal(assertError(res, 400, 'validation_failed').details?.[0]?.field, 'trialDays');
+    // Both trial keys stop; the paid key is the victim's alone, on any number of devices.
+    for (const [key, hwuid] of [
+      [stolen.licenseKey, 'stranger-pc'],
+      [ownKey, 'victim-pc'],
+    ]) {
+      const ended = await verify(key, hwuid);
+      assert.equal(ended.valid, false);
+      assert.equal(ended.code, 'license_expired');
+      assert.equal(ended.license_token, undefined);
     }
-    const api = await server.api.post(
-      '/products',
-      { appId: seller.appId, name: 'X', price: 1, currency: 'USD', productType: 'api_access', trialDays: 7 },
-      { token: seller.token },
+    assert.equal((await verify(paidKey, 'victim-pc')).status, 'ACTIVE');
+    assert.equal((await verify(paidKey, 'victim-laptop')).valid, true);
+    const validate = (license: string) =>
+      server.pay.post('/api/checkout/mirror/validate', { license, email: victim });
+    assert.equal((await validate(paidKey)).expect(200).body.verified, true);
+    assert.equal((await validate(stolen.licenseKey)).expect(200).body.verified, false);
+    const paid = await licenseByKey(seller, paidKey);
+    assert.equal(paid.email, victim);
+    assert.equal(paid.maxDevices, null);
+    // The trials' devices moved to the paid license (the stranger's included: it holds no key).
+    assert.deepEqual(
+      (await devicesOf(seller, paid.id)).sort(),
+      ['stranger-pc', 'victim-pc', 'victim-laptop'].sort(),
     );
-    assert.equal(assertError(api, 400, 'validation_failed').details?.[0]?.field, 'trialDays');
-    const product = await trialProduct(seller, { trialDays: 30 });
-    assert.equal(product.trialDays, 30);
-    const patched = await server.api.patch(
-      `/products/${product.id}`,
-      { trialDays: 3 },
-      { token: seller.token },
-    );
-    assert.equal(patched.expect(200).body.trialDays, 3);
-    const moved = await server.api.patch(
-      `/products/${product.id}`,
-      { productType: 'api_access' },
-      { token: seller.token },
-    );
-    assert.equal(assertError(moved, 400, 'validation_failed').details?.[0]?.field, 'trialDays');
-    const replaced = await server.api.put(
-      `/products/${product.id}`,
-      { name: 'X', price: 1, currency: 'USD' },
-      { token: seller.token },
-    );
-    assert.equal(replaced.expect(200).body.trialDays, null);
+    for (const trialId of [stolen.trialId, own.trialId]) {
+      const trial = await licenseById(seller, trialId);
+      assert.equal(trial.status, 'expired');
+      assert.deepEqual(await devicesOf(seller, trialId), []);
+    }
   });
 });
 
@@ -414,54 +531,57 @@ describe('the end of a trial', () => {
   });
 });
 
-describe('conversion on payment', () => {
-  test('paying with the trial’s e-mail makes the trial the paid license: same key and devices, license.updated', async () => {
+describe('payment replaces the trial', () => {
+  test('paying issues a new license with the trial’s device; the trial ends with license.expired and its key stops', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller);
     const buyer = email('convert');
-    const trial = (await startTrial({ productId: product.id, email: buyer, hwuid: 'desk-1' })).expect(
-      201,
-    ).body;
-    const before = await licenseByKey(seller, trial.licenseKey);
+    const trial = (
+      await startTrial({ productId: product.id, email: buyer.replace('@', '+trial@'), hwuid: 'desk-1' })
+    ).expect(201).body;
+    assert.equal((await verify(trial.licenseKey, 'desk-1')).status, 'TRIAL');
 
     const { paid } = await buyWithSandbox(server, product.id, buyer.toUpperCase());
     assert.equal(paid.transactionStatus, 'paid');
-    assert.equal(paid.licenseKey, trial.licenseKey);
+    assert.notEqual(paid.licenseKey, trial.licenseKey);
 
-    const after = await licenseByKey(seller, trial.licenseKey);
-    assert.equal(after.id, before.id);
-    assert.equal(after.status, 'active');
-    assert.equal(after.expiresAt, null, 'a one-time purchase is perpetual');
-    assert.equal(after.maxDevices, null);
-    assert.equal(after.trialEndsAt, before.trialEndsAt);
-    assert.equal(after.convertedAt, clock.now().toISOString());
-    assert.deepEqual(await devicesOf(seller, after.id), ['desk-1']);
+    const license = await licenseByKey(seller, paid.licenseKey);
+    assert.equal(license.status, 'active');
+    assert.equal(license.expiresAt, null, 'a one-time purchase is perpetual');
+    assert.equal(license.maxDevices, null);
+    assert.equal(license.trialEndsAt, null);
+    assert.deepEqual(await devicesOf(seller, license.id), ['desk-1']);
+    const ended = await licenseById(seller, trial.trialId);
+    assert.equal(ended.status, 'expired');
+    assert.equal(ended.expiresAt, clock.now().toISOString());
+    assert.equal(ended.convertedAt, clock.now().toISOString());
     const listed = (
       await server.api.get(`/orders?email=${encodeURIComponent(buyer)}`, { token: seller.token })
     ).expect(200).body.orders[0];
     const order = (await server.api.get(`/orders/${listed.id}`, { token: seller.token })).expect(200).body;
-    assert.equal(order.licenseId, after.id);
+    assert.equal(order.licenseId, license.id);
 
     // Verification sees the change at once (the cached TRIAL answer was dropped).
-    const verified = await verify(trial.licenseKey, 'desk-1');
+    assert.equal((await verify(trial.licenseKey, 'desk-1')).code, 'license_expired');
+    const verified = await verify(paid.licenseKey, 'desk-1');
     assert.equal(verified.status, 'ACTIVE');
+    assert.equal(verified.hw_bound, true);
     assert.equal(verified.expiresAt, null);
-    assert.equal((await verify(trial.licenseKey, 'desk-2')).valid, true, 'the trial device limit is gone');
+    assert.equal((await verify(paid.licenseKey, 'desk-2')).valid, true, 'no trial device limit');
 
-    const types = (await eventsForUser(server.db, seller.user.id))
-      .filter((e) => e.type.startsWith('license.'))
-      .map((e) => [e.type, e.data.status]);
-    assert.deepEqual(types, [
-      ['license.created', 'trial'],
-      ['license.updated', 'active'],
+    assert.deepEqual(await licenseEvents(seller), [
+      ['license.created', trial.licenseKey, 'trial'],
+      ['license.created', paid.licenseKey, 'active'],
+      ['license.expired', trial.licenseKey, 'expired'],
     ]);
-    assert.equal(await licenseCount(product.id), 1);
-    // A second purchase is a second license.
+    // A second purchase is a second license, and ends nothing more.
     const { paid: again } = await buyWithSandbox(server, product.id, buyer);
-    assert.notEqual(again.licenseKey, trial.licenseKey);
+    assert.ok(![trial.licenseKey, paid.licenseKey].includes(again.licenseKey));
+    assert.deepEqual(await devicesOf(seller, license.id), ['desk-1', 'desk-2']);
+    assert.equal((await licenseEvents(seller)).length, 4);
   });
 
-  test('a trial that ended converts too, and a subscription gives it the period’s end', async () => {
+  test('a trial that ended is replaced too, and a subscription gives the paid license the period’s end', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller, {
       productType: 'subscription',
@@ -476,16 +596,57 @@ describe('conversion on payment', () => {
     await server.service.modules.licenses.expireDue();
     assert.equal((await licenseByKey(seller, trial.licenseKey)).status, 'expired');
     const { paid } = await buyWithSandbox(server, product.id, buyer);
-    assert.equal(paid.licenseKey, trial.licenseKey);
-    const license = await licenseByKey(seller, trial.licenseKey);
+    assert.notEqual(paid.licenseKey, trial.licenseKey);
+    const license = await licenseByKey(seller, paid.licenseKey);
     assert.equal(license.status, 'active');
     const periodEnd = new Date(clock.now());
     periodEnd.setUTCMonth(periodEnd.getUTCMonth() + 1);
     assert.equal(license.expiresAt, periodEnd.toISOString());
-    assert.equal((await verify(trial.licenseKey, 'box')).status, 'ACTIVE');
+    assert.deepEqual(await devicesOf(seller, license.id), ['box']);
+    assert.equal((await verify(paid.licenseKey, 'box')).status, 'ACTIVE');
+    // Its end stays where it was: a trial that ended before the payment ended then.
+    const ended = await licenseById(seller, trial.trialId);
+    assert.equal(ended.expiresAt, trial.expiresAt);
+    assert.equal(ended.convertedAt, clock.now().toISOString());
   });
 
-  test('a confirm and a repeated confirm racing convert once', async () => {
+  test('a trial a payment ended comes back as a trial if the seller extends it, never as a paid license', async () => {
+    const seller = await sellerWithApp(server);
+    const product = await trialProduct(seller);
+    const buyer = email('extended');
+    const trial = (await startTrial({ productId: product.id, email: buyer, hwuid: 'pc-e' })).expect(201).body;
+    await buyWithSandbox(server, product.id, buyer);
+    const extended = (
+      await server.api.patch(
+        `/apps/${seller.appId}/licenses/${trial.trialId}`,
+        { expiresAt: new Date(clock.now().getTime() + 3 * DAY).toISOString() },
+        { token: seller.token },
+      )
+    ).expect(200).body;
+    assert.equal(extended.status, 'trial');
+    assert.equal(extended.maxDevices, 1);
+    assert.equal((await verify(trial.licenseKey, 'pc-e')).status, 'TRIAL');
+  });
+
+  test('a suspended trial is left as the seller put it, and keeps its device', async () => {
+    const seller = await sellerWithApp(server);
+    const product = await trialProduct(seller);
+    const buyer = email('held');
+    const trial = (await startTrial({ productId: product.id, email: buyer, hwuid: 'pc-h' })).expect(201).body;
+    (
+      await server.api.post(
+        `/apps/${seller.appId}/licenses/${trial.trialId}/suspend`,
+        {},
+        { token: seller.token },
+      )
+    ).expect(200);
+    const { paid } = await buyWithSandbox(server, product.id, buyer);
+    assert.equal((await licenseById(seller, trial.trialId)).status, 'suspended');
+    assert.deepEqual(await devicesOf(seller, trial.trialId), ['pc-h']);
+    assert.deepEqual(await devicesOf(seller, (await licenseByKey(seller, paid.licenseKey)).id), []);
+  });
+
+  test('a confirm and a repeated confirm racing issue one license and end the trial once', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller);
     const buyer = email('race');
@@ -501,11 +662,10 @@ describe('conversion on payment', () => {
       });
     const answers = await Promise.all([confirm(), confirm(), confirm()]);
     for (const answer of answers) assert.equal(answer.expect(200).body.transactionStatus, 'paid');
-    assert.equal(await licenseCount(product.id), 1);
-    const updates = (await eventsForUser(server.db, seller.user.id)).filter(
-      (e) => e.type === 'license.updated',
-    );
-    assert.equal(updates.length, 1);
-    assert.equal((await licenseByKey(seller, trial.licenseKey)).status, 'active');
+    assert.equal(answers.filter((answer) => answer.body.licenseKey).length, 1);
+    assert.equal(await licenseCount(product.id), 2);
+    const types = (await licenseEvents(seller)).map(([type]) => type);
+    assert.deepEqual(types, ['license.created', 'license.created', 'license.expired']);
+    assert.equal((await licenseById(seller, trial.trialId)).status, 'expired');
   });
 });

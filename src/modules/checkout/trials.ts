@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError, notFound } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { LicenseService } from '../licenses/index.js';
@@ -9,9 +10,14 @@ import { queueTrialNotice } from './trial-store.js';
 
 const DAY_MS = 86_400_000;
 
-/** A trial as the buyer and their software receive it. */
+/**
+ * A trial as the buyer and their software receive it. The key is in the answer only for a trial
+ * on a device, which it is bound to; a trial by e-mail's key goes to that address alone, so only
+ * whoever reads it holds the trial.
+ */
 export interface StartedTrial {
-  licenseKey: string;
+  trialId: string;
+  licenseKey: string | null;
   productId: string;
   email: string;
   status: 'TRIAL';
@@ -23,10 +29,11 @@ export interface StartedTrial {
 export type Trials = ReturnType<typeof createTrials>;
 
 /**
- * Starting a product's free trial from the hosted checkout: no payment, one trial per e-mail and
- * per device (the license module's claims decide that, in the issuing transaction), the key
- * mailed to the buyer and license.created to the seller's webhooks. The buyer's payment later
- * converts the trial (payments' fulfilment).
+ * Starting a product's free trial from the hosted checkout: no payment. A trial by e-mail (no
+ * hwuid) or on a device (bound to it); the license module's claims keep one trial per address and
+ * per device, in the issuing transaction. The key is mailed to the address and license.created
+ * goes to the seller's webhooks. The buyer's payment later issues a new license and ends the
+ * trial (payments' fulfilment).
  */
 export function createTrials({
   db,
@@ -56,7 +63,10 @@ export function createTrials({
   return {
     trialProduct,
 
-    async start(input: { productId: string; email: string; hwuid?: string | null }): Promise<StartedTrial> {
+    async start(
+      input: { productId: string; email: string; hwuid?: string | null },
+      answer?: IdempotentAnswer<StartedTrial>,
+    ): Promise<StartedTrial> {
       const product = await trialProduct(input.productId);
       const email = input.email.trim();
       const hwuid = input.hwuid ?? null;
@@ -69,6 +79,16 @@ export function createTrials({
         );
       const now = clock.now();
       const endsAt = new Date(now.getTime() + product.trialDays * DAY_MS);
+      const started = (license: { id: string; key: string }): StartedTrial => ({
+        trialId: license.id,
+        licenseKey: hwuid !== null ? license.key : null,
+        productId: product.id,
+        email,
+        status: 'TRIAL',
+        expiresAt: endsAt.toISOString(),
+        trialDays: product.trialDays,
+        hwBound: hwuid !== null,
+      });
       const license = await db.transaction().execute(async (trx) => {
         const issued = await licenses.issueTrial(trx, {
           appId: product.appId,
@@ -89,18 +109,11 @@ export function createTrials({
           endsAt,
           now,
         });
+        await answer?.keep(trx, started(issued));
         return issued;
       });
       log.info({ licenseId: license.id, productId: product.id }, 'trial.started');
-      return {
-        licenseKey: license.key,
-        productId: product.id,
-        email,
-        status: 'TRIAL',
-        expiresAt: endsAt.toISOString(),
-        trialDays: product.trialDays,
-        hwBound: hwuid !== null,
-      };
+      return started(license);
     },
   };
 }

@@ -1,1 +1,2 @@
+export { type ProbeThread, startProbeThread } from './probe-thread.js';
 export { registerHealthRoutes, registerProbeRoutes } from './routes.js';

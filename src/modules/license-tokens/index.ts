@@ -1,6 +1,7 @@
 export { createTokenDenylist, type TokenDenylist } from './denylist.js';
 export { parseJti } from './jti.js';
 export { createKeyRing } from './key-ring.js';
+export { createKeySealer } from './key-sealing.js';
 export {
   createLicenseFileSigner,
   LICENSE_FILE_USE,

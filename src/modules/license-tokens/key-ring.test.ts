@@ -4,11 +4,13 @@ import { after, before, test } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
 import { decodeProtectedHeader } from 'jose';
 import type { KyselyPlugin } from 'kysely';
+import { resolveSigningKeyEncryptionKeys } from '../../app/server-secret.js';
 import { classifyDriverError } from '../../platform/db/errors.js';
 import { createLog } from '../../platform/log.js';
 import { startTestServer, type TestServer } from '../../testing/harness.js';
 import { testClock } from '../../testing/test-clock.js';
 import { ACTIVATION_DELAY_MS, createKeyRing, KEY_CACHE_MS } from './key-ring.js';
+import { createKeySealer } from './key-sealing.js';
 import type { LicenseTokenSubject } from './token-signer.js';
 import { createTokenSigner } from './token-signer.js';
 
@@ -36,6 +38,9 @@ function failingDb() {
   return { db: server.db.withPlugin(plugin), state };
 }
 
+/** The server's key-encryption keys: this ring reads the keys the server stored. */
+const sealer = () => createKeySealer(resolveSigningKeyEncryptionKeys(server.config));
+
 const unreachable = () =>
   classifyDriverError(
     Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
@@ -60,7 +65,7 @@ test('keeps signing with the keys it read while the database is away, and reads 
   // On a whole second, as token times are.
   const clock = testClock(new Date(Math.floor(Date.now() / 1000) * 1000));
   const readAt = clock.now().getTime();
-  const keys = createKeyRing({ db, clock, log: createLog(server.config) });
+  const keys = createKeyRing({ db, clock, log: createLog(server.config), sealer: sealer() });
   const signer = createTokenSigner({ keys, clock, issuer: 'https://issuer.example' });
   const kidOf = (issued: { token: string } | null) => decodeProtectedHeader(issued?.token ?? '').kid;
   const lifetimeOf = (issued: { expiresAt: Date } | null) =>
@@ -98,7 +103,7 @@ test('keeps signing with the keys it read while the database is away, and reads 
 test('a read that fails for another reason than the database being away is not hidden', async () => {
   const { db, state } = failingDb();
   const clock = testClock(new Date());
-  const keys = createKeyRing({ db, clock, log: createLog(server.config) });
+  const keys = createKeyRing({ db, clock, log: createLog(server.config), sealer: sealer() });
   assert.ok(await keys.signingKey());
   clock.advance(KEY_CACHE_MS);
   state.failure = new Error('not the database being away');

@@ -10,8 +10,9 @@ import type { JWK } from 'jose';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { isDatabaseUnavailable } from '../../platform/db/errors.js';
-import type { SigningKeyRow } from '../../platform/db/schema.js';
+import type { SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
 import type { Log } from '../../platform/log.js';
+import { isPlainPem, type KeySealer } from './key-sealing.js';
 import * as store from './store.js';
 import { MAX_TOKEN_LIFETIME_SECONDS } from './token-lifetime.js';
 
@@ -37,10 +38,13 @@ export interface PublicJwk {
   kid: string;
   alg: 'RS256';
   use: 'sig';
+  /** `token`: signs license tokens, rotated. `offline`: signs license files and revocation lists, kept. */
+  purpose: SigningKeyPurpose;
 }
 
 interface LoadedKey {
   kid: string;
+  purpose: SigningKeyPurpose;
   publicJwk: PublicJwk;
   publicKey: KeyObject;
   /** Imported once per load: WebCrypto signs on libuv's thread pool, off the event loop. */
@@ -53,8 +57,10 @@ interface LoadedKey {
 export type KeyRing = ReturnType<typeof createKeyRing>;
 
 /**
- * The RS256 keys that sign license tokens, shared by every node through the database and
- * cached in memory. Private keys never leave this module.
+ * The RS256 keys, shared by every node through the database and cached in memory: token keys
+ * sign license tokens and are rotated; the offline key signs license files and revocation lists
+ * and stays, so machines that hold a copy of the key set keep trusting what it signs after a
+ * rotation. Private keys never leave this module, and are stored sealed (key-sealing.ts).
  *
  * While the database is away the keys last read go on signing (verify answers from memory in an
  * outage, and its tokens with it): once a read has failed as unavailable, callers get them at once
@@ -62,7 +68,17 @@ export type KeyRing = ReturnType<typeof createKeyRing>;
  * published for a day after a rotation it missed, so `tokensEndBy` keeps what it signs from
  * outliving that.
  */
-export function createKeyRing({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
+export function createKeyRing({
+  db,
+  clock,
+  log,
+  sealer,
+}: {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  sealer: KeySealer;
+}) {
   let cache: { keys: LoadedKey[]; loadedAt: number } | null = null;
   let loading: Promise<LoadedKey[]> | null = null;
   let away = false;
@@ -88,7 +104,7 @@ export function createKeyRing({ db, clock, log }: { db: Db; clock: Clock; log: L
   function read(now: number): Promise<LoadedKey[]> {
     return store.publishedKeys(db, new Date(now)).then(
       async (rows) => {
-        const loaded = await Promise.all(rows.map(load));
+        const loaded = await Promise.all(rows.map((row) => load(row, sealer)));
         cache = { keys: loaded, loadedAt: now };
         if (away) log.info('license_token.keys.read_again');
         away = false;
@@ -115,52 +131,84 @@ export function createKeyRing({ db, clock, log }: { db: Db; clock: Clock; log: L
         : Number.POSITIVE_INFINITY;
     },
 
-    /** The key that signs now: the most recently activated one. */
-    async signingKey(): Promise<LoadedKey | null> {
+    /** The key of `purpose` that signs now: the most recently activated one. */
+    async signingKey(purpose: SigningKeyPurpose = 'token'): Promise<LoadedKey | null> {
       const now = clock.now().getTime();
-      const active = (await keys()).filter((key) => key.activatesAt.getTime() <= now);
+      const active = (await keys()).filter(
+        (key) => key.purpose === purpose && key.activatesAt.getTime() <= now,
+      );
       return active.at(-1) ?? null;
     },
 
-    async publicKey(kid: string): Promise<KeyObject | null> {
-      return (await keys()).find((key) => key.kid === kid)?.publicKey ?? null;
+    /** A published key and what it signs. */
+    async publicKey(kid: string): Promise<{ key: KeyObject; purpose: SigningKeyPurpose } | null> {
+      const found = (await keys()).find((key) => key.kid === kid);
+      return found ? { key: found.publicKey, purpose: found.purpose } : null;
     },
 
     async jwks(): Promise<{ keys: PublicJwk[] }> {
       return { keys: (await keys()).map((key) => key.publicJwk) };
     },
 
-    /** Creates the first key when none exists (first start of a fresh installation). */
+    /**
+     * Creates the first token key and the offline key when there is none: on the first start of
+     * a fresh installation, and the offline key on the first start of an upgraded one.
+     */
     async ensureKey(): Promise<void> {
-      await store.createFirstKeyOnce(db, clock.now(), () => generate());
+      for (const purpose of ['token', 'offline'] as const) {
+        await store.createFirstKeyOnce(db, clock.now(), purpose, () => generate(purpose, sealer));
+      }
       cache = null;
     },
 
     /**
-     * Publishes a new key now; it starts signing after ACTIVATION_DELAY_MS. The keys it
-     * replaces stay published until every token they can have signed has expired.
+     * Seals every stored private key that is not sealed under the first key-encryption key: the
+     * PEM of rows an earlier version wrote, and keys sealed under a key-encryption key being
+     * rotated out. Run at start-up; throws a ConfigError naming the setting when a key opens
+     * under none of the keys set, so a node with a wrong setting does not start.
      */
-    async rotate(): Promise<{ kid: string; activatesAt: Date }> {
+    async sealStoredKeys(): Promise<number> {
+      const resealed = await store.resealKeys(db, (kid, stored) => {
+        if (isPlainPem(stored)) {
+          return sealer.seal(kid, createPrivateKey(stored).export({ format: 'der', type: 'pkcs8' }));
+        }
+        return sealer.sealedUnderCurrent(stored) ? null : sealer.seal(kid, sealer.open(kid, stored));
+      });
+      if (resealed > 0) log.info({ keys: resealed }, 'license_token.keys.sealed');
+      cache = null;
+      return resealed;
+    },
+
+    /**
+     * Publishes a new key of `purpose` now; it starts signing after ACTIVATION_DELAY_MS. The keys
+     * of that purpose it replaces stay published until every token and revocation list they can
+     * have signed has expired, and, for a key that signed license files, until those have.
+     */
+    async rotate(purpose: SigningKeyPurpose = 'token'): Promise<{ kid: string; activatesAt: Date }> {
       const now = clock.now();
       const activatesAt = new Date(now.getTime() + ACTIVATION_DELAY_MS);
       const retireAt = new Date(activatesAt.getTime() + MAX_TOKEN_LIFETIME_SECONDS * 1000 + CLOCK_LEEWAY_MS);
-      const key = generate();
+      const key = generate(purpose, sealer);
       await store.addRotatedKey(db, { ...key, published_at: now, activates_at: activatesAt }, retireAt);
       cache = null;
-      log.info({ kid: key.kid, activatesAt }, 'license_token.key.rotated');
+      log.info({ kid: key.kid, purpose, activatesAt }, 'license_token.key.rotated');
       return { kid: key.kid, activatesAt };
     },
   };
 }
 
-function generate(): Pick<SigningKeyRow, 'kid' | 'private_pem' | 'public_jwk'> {
+function generate(
+  purpose: SigningKeyPurpose,
+  sealer: KeySealer,
+): Pick<SigningKeyRow, 'kid' | 'sealed_private_key' | 'public_jwk' | 'purpose'> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = publicKey.export({ format: 'jwk' }) as JWK;
   // The kid is the key's RFC 7638 thumbprint: stable, and unique per key.
   const kid = thumbprint(jwk);
   return {
     kid,
-    private_pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    purpose,
+    sealed_private_key: sealer.seal(kid, privateKey.export({ format: 'der', type: 'pkcs8' })),
     public_jwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg: 'RS256', use: 'sig' },
   };
 }
@@ -172,11 +220,15 @@ function thumbprint(jwk: JWK): string {
     .digest('base64url');
 }
 
-async function load(row: SigningKeyRow): Promise<LoadedKey> {
-  const publicJwk = row.public_jwk as unknown as PublicJwk;
-  const pkcs8 = createPrivateKey(row.private_pem).export({ format: 'der', type: 'pkcs8' });
+async function load(row: SigningKeyRow, sealer: KeySealer): Promise<LoadedKey> {
+  const publicJwk = { ...(row.public_jwk as unknown as PublicJwk), purpose: row.purpose };
+  // A row another node has migrated but not yet sealed holds the PEM for a moment.
+  const pkcs8 = isPlainPem(row.sealed_private_key)
+    ? createPrivateKey(row.sealed_private_key).export({ format: 'der', type: 'pkcs8' })
+    : sealer.open(row.kid, row.sealed_private_key);
   return {
     kid: row.kid,
+    purpose: row.purpose,
     publicJwk,
     publicKey: createPublicKey({ key: publicJwk as never, format: 'jwk' }),
     privateKey: await webcrypto.subtle.importKey(

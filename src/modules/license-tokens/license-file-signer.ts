@@ -76,10 +76,12 @@ export interface RevocationEntry {
 export type LicenseFileSigner = ReturnType<typeof createLicenseFileSigner>;
 
 /**
- * Signs what offline machines rely on — license files and revocation lists — with the same
- * published keys as license tokens (RS256, kid in the header, the key set at /licenses/jwks),
- * each with its own token_use. A key that signs a license file stays published until the file
- * expires (store.keepKeyForLicenseFile), so a rotation never strands an offline machine.
+ * Signs what offline machines rely on — license files and revocation lists — with the offline
+ * key (RS256, kid in the header, published at /licenses/jwks with `purpose: "offline"`), each with
+ * its own token_use. The offline key is not rotated with the token keys, so a machine holding a
+ * copy of the key set accepts new revocation lists after a rotation. A key that signs a license
+ * file stays published until the file expires (store.keepKeyForLicenseFile): files signed with a
+ * token key before the offline key existed, and files of an offline key replaced since.
  */
 export function createLicenseFileSigner({
   db,
@@ -106,7 +108,7 @@ export function createLicenseFileSigner({
 
   return {
     /** Whether a key signs now; checked before anything is bound. */
-    ready: async () => (await keys.signingKey()) !== null,
+    ready: async () => (await keys.signingKey('offline')) !== null,
 
     /**
      * A license file for one device: valid for `validDays` (default a year), never past the
@@ -142,7 +144,7 @@ export function createLicenseFileSigner({
         ...(subject.features !== undefined ? { features: subject.features } : {}),
         ...(licenseExp !== null ? { license_exp: licenseExp } : {}),
       };
-      const key = await keys.signingKey();
+      const key = await keys.signingKey('offline');
       if (!key) return null;
       const expiresAt = new Date(exp * 1000);
       // Recorded before the file exists, so no file outlives its key's publication.
@@ -159,7 +161,7 @@ export function createLicenseFileSigner({
       revoked: RevocationEntry[],
       iat = revocationListIssuedAt(clock.now()),
     ): Promise<{ list: string; issuedAt: Date; expiresAt: Date } | null> {
-      const key = await keys.signingKey();
+      const key = await keys.signingKey('offline');
       if (!key) return null;
       const exp = iat + REVOCATION_LIST_LIFETIME_SECONDS;
       const list = await sign(key, {

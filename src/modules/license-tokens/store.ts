@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
-import type { SigningKeyRow } from '../../platform/db/schema.js';
+import type { SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
 
 /**
  * Keys still published at `now` (in the JWKS), oldest activation first: not yet retired, or
@@ -34,14 +34,17 @@ export async function keepKeyForLicenseFile(executor: Executor, kid: string, unt
 // Any constant; the same on every node.
 const KEY_CREATION_LOCK = 727_274_002;
 
+type NewKey = Omit<SigningKeyRow, 'published_at' | 'activates_at' | 'unpublish_at'>;
+
 /**
- * Runs `create` only if no key is published, holding a transaction-scoped advisory lock so
- * nodes starting together create one key between them.
+ * Runs `create` only if no key of its purpose is published, holding a transaction-scoped
+ * advisory lock so nodes starting together create one key between them.
  */
 export async function createFirstKeyOnce(
   db: Db,
   now: Date,
-  create: () => Omit<SigningKeyRow, 'published_at' | 'activates_at' | 'unpublish_at'>,
+  purpose: SigningKeyPurpose,
+  create: () => NewKey,
 ) {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${KEY_CREATION_LOCK})`.execute(trx);
@@ -50,6 +53,7 @@ export async function createFirstKeyOnce(
     const existing = await trx
       .selectFrom('signing_keys')
       .select('kid')
+      .where('purpose', '=', purpose)
       .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', now)]))
       .limit(1)
       .execute();
@@ -68,7 +72,7 @@ export async function createFirstKeyOnce(
   });
 }
 
-/** Adds a key and schedules the keys it replaces to leave the JWKS. */
+/** Adds a key and schedules the keys of its purpose it replaces to leave the JWKS. */
 export async function addRotatedKey(
   db: Db,
   key: Omit<SigningKeyRow, 'unpublish_at'>,
@@ -79,12 +83,40 @@ export async function addRotatedKey(
     await trx
       .updateTable('signing_keys')
       .set({ unpublish_at: retireOthersAt })
+      .where('purpose', '=', key.purpose)
       .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', retireOthersAt)]))
       .execute();
     await trx
       .insertInto('signing_keys')
       .values({ ...key, public_jwk: JSON.stringify(key.public_jwk), unpublish_at: null })
       .execute();
+  });
+}
+
+/**
+ * Rewrites, under the key lock, every stored private key `reseal` answers a new form for
+ * (null: keep), all in one transaction; answers how many were rewritten. Retired keys too:
+ * no private key is left readable at rest.
+ */
+export async function resealKeys(
+  db: Db,
+  reseal: (kid: string, stored: string) => string | null,
+): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${KEY_CREATION_LOCK})`.execute(trx);
+    const rows = await trx.selectFrom('signing_keys').select(['kid', 'sealed_private_key']).execute();
+    let rewritten = 0;
+    for (const row of rows) {
+      const sealed = reseal(row.kid, row.sealed_private_key);
+      if (sealed === null) continue;
+      await trx
+        .updateTable('signing_keys')
+        .set({ sealed_private_key: sealed })
+        .where('kid', '=', row.kid)
+        .execute();
+      rewritten++;
+    }
+    return rewritten;
   });
 }
 

@@ -113,12 +113,14 @@ export function createTokenSigner({
     /** Checks signature (RS256 with a published key only), issuer, times and token_use. */
     async check(token: string): Promise<TokenCheck> {
       try {
+        let purpose: string | undefined;
         const { payload } = await jwtVerify(
           token,
           async (header) => {
-            const key = header.kid ? await keys.publicKey(header.kid) : null;
-            if (!key) throw new errors.JWSSignatureVerificationFailed('unknown key');
-            return key;
+            const published = header.kid ? await keys.publicKey(header.kid) : null;
+            if (!published) throw new errors.JWSSignatureVerificationFailed('unknown key');
+            purpose = published.purpose;
+            return published.key;
           },
           {
             algorithms: ['RS256'],
@@ -130,7 +132,8 @@ export function createTokenSigner({
         );
         const claims = payload as unknown as LicenseTokenClaims;
         const jti = parseJti(claims.jti);
-        if (claims.token_use !== TOKEN_USE || !jti || jti.licenseId !== claims.sub) {
+        // The offline key signs no license token: whatever it signed is something else.
+        if (purpose !== 'token' || claims.token_use !== TOKEN_USE || !jti || jti.licenseId !== claims.sub) {
           return { ok: false, reason: 'invalid_token' };
         }
         return { ok: true, claims, licenseId: claims.sub };

@@ -1,3 +1,9 @@
+export {
+  type BuyerReleaseOutcome,
+  LONGEST_RELEASE_PERIOD_DAYS,
+  type ReleaseAllowance,
+  releaseAllowance,
+} from './buyer-release.js';
 export { normalizeLicenseKey } from './license-key.js';
 export { effectiveStatus } from './license-status.js';
 export {

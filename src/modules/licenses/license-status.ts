@@ -6,9 +6,9 @@ import type { LicenseStatus } from '../../platform/db/schema.js';
  *
  * Moves: active ⇄ suspended (suspend, reinstate); active, suspended or expired → revoked (final);
  * active → expired when the expiry passes; expired → active when the expiry is extended.
- * Trials: trial → expired when the trial ends; trial or a trial's expiry → active when its buyer
- * pays (conversion); trial ⇄ suspended and trial → revoked like active (reinstating a suspended
- * trial gives back the trial, not a paid license).
+ * Trials: trial → expired when the trial ends, or when its buyer pays (the paid license is a new
+ * one); trial ⇄ suspended and trial → revoked like active (reinstating a suspended trial gives
+ * back the trial, not a paid license).
  */
 export function clientStatus(status: LicenseStatus): string {
   return CLIENT_STATUS[status];

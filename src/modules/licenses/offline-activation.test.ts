@@ -55,7 +55,10 @@ async function verifyFile(file: string, appId: string) {
 async function devicesOf(seller: SellerWithApp, licenseId: string) {
   return (
     await server.api.get(`/apps/${seller.appId}/licenses/${licenseId}/devices`, { token: seller.token })
-  ).expect(200).body as { devices: { hwuid: string }[]; total: number };
+  ).expect(200).body as {
+    devices: { hwuid: string; activatedAt: string; offlineUntil: string | null }[];
+    total: number;
+  };
 }
 
 describe('offline activation', () => {
@@ -150,6 +153,37 @@ describe('offline activation', () => {
     assert.equal(
       (await verifyFile(long.licenseFile, seller.appId)).payload.exp,
       Math.floor(expiresAt.getTime() / 1000),
+    );
+  });
+
+  test('the device is held until its latest file expires; the seller sees it and may still release it', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 1 });
+    const hand = async (validDays: number) =>
+      (
+        await activateOffline(seller, {
+          request: activationRequest({ key: license.key, hwuid: 'air-1' }),
+          validDays,
+        })
+      ).expect(200).body.expiresAt as string;
+    const longer = await hand(20);
+    // A shorter file later does not shorten the hold: the longer file still works.
+    await hand(5);
+    const held = await devicesOf(seller, license.id);
+    assert.deepEqual(held.devices, [
+      { hwuid: 'air-1', activatedAt: held.devices[0]?.activatedAt, offlineUntil: longer },
+    ]);
+    (
+      await server.api.delete(`/apps/${seller.appId}/licenses/${license.id}/devices/air-1`, {
+        token: seller.token,
+      })
+    ).expect(204);
+    assert.equal((await devicesOf(seller, license.id)).total, 0);
+    // Bound again online, the device holds nothing: the hold went with the release.
+    (await server.api.post('/licenses/verify', { key: license.key, hwuid: 'air-1' })).expect(200);
+    assert.deepEqual(
+      (await devicesOf(seller, license.id)).devices.map((device) => device.offlineUntil),
+      [null],
     );
   });
 
@@ -416,6 +450,33 @@ describe('revocation list', () => {
     assert.equal(changed.body.count, 1);
   });
 
+  test('the version grows with each change of the list, even one made on a node whose clock is behind, and stays while nothing changes', async () => {
+    const seller = await sellerWithApp(server);
+    const appKey = await createApiKey(server, seller.token, seller.appId);
+    const license = await issueLicense(server, seller);
+    const act = (action: string) =>
+      server.api.post(`/apps/${seller.appId}/licenses/${license.id}/${action}`, {}, { token: appKey.key });
+    const version = async () => (await revocations(seller.appId)).expect(200).body.version as number;
+
+    const empty = await version();
+    assert.equal(await version(), empty, 'unchanged');
+    (await act('suspend')).expect(200);
+    const suspended = await version();
+    assert.ok(suspended > empty, 'a suspension moves it');
+    clock.advance(1_000);
+    (await act('reinstate')).expect(200);
+    const reinstated = await version();
+    assert.ok(reinstated > suspended, 'a reinstatement moves it');
+    // Another node, its clock ten minutes behind, suspends it again: the latest change time of the
+    // app's licenses goes back, the version does not.
+    clock.advance(-10 * 60_000);
+    (await act('suspend')).expect(200);
+    clock.advance(10 * 60_000);
+    const again = await version();
+    assert.ok(again > reinstated, `${again} > ${reinstated}`);
+    assert.equal(await version(), again);
+  });
+
   test('an unknown app answers 404 and a missing or malformed appId 400', async () => {
     assertError(await revocations('00000000-0000-4000-8000-000000000000'), 404, 'not_found');
     const missing = assertError(await server.api.get('/licenses/revocations'), 400, 'validation_failed');
@@ -426,6 +487,39 @@ describe('revocation list', () => {
 });
 
 describe('keys that signed license files', () => {
+  test('files and revocation lists are signed with the offline key, which a rotation of the token keys leaves in place', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller);
+    const before = (await jwks()).keys as { kid: string; purpose: string }[];
+    const offline = before.filter((key) => key.purpose === 'offline');
+    assert.equal(offline.length, 1, 'one offline key');
+    const fileKid = async (hwuid: string) =>
+      decodeProtectedHeader(
+        (await activateOffline(seller, { request: activationRequest({ key: license.key, hwuid }) })).expect(
+          200,
+        ).body.licenseFile,
+      ).kid;
+    const listKid = async () =>
+      decodeProtectedHeader(
+        (await server.api.get(`/licenses/revocations?appId=${seller.appId}`)).expect(200).body.revocationList,
+      ).kid;
+    assert.equal(await fileKid('pc-o1'), offline[0]?.kid);
+    assert.equal(await listKid(), offline[0]?.kid);
+
+    await server.service.modules.keyRing.rotate();
+    // Past the new token key's activation and every node's key cache.
+    clock.advance(5 * 60_000);
+    const token = (await server.api.post('/licenses/verify', { key: license.key, hwuid: 'pc-o1' })).expect(
+      200,
+    ).body.license_token;
+    assert.ok(
+      !before.some((key) => key.kid === decodeProtectedHeader(token).kid),
+      'tokens are signed with the new token key',
+    );
+    assert.equal(await fileKid('pc-o2'), offline[0]?.kid);
+    assert.equal(await listKid(), offline[0]?.kid);
+  });
+
   test('stay published after a rotation until the last file they signed expires', async () => {
     const seller = await sellerWithApp(server);
     const license = await issueLicense(server, seller);
@@ -436,7 +530,8 @@ describe('keys that signed license files', () => {
       })
     ).expect(200).body.licenseFile as string;
     const { kid } = decodeProtectedHeader(file);
-    await server.service.modules.keyRing.rotate();
+    // Replacing the offline key (it may have leaked), the one key that signs files.
+    await server.service.modules.keyRing.rotate('offline');
     // Well past the day after which a rotated key leaves the set for tokens alone.
     clock.advance(3 * 86_400_000);
     const published = async () => ((await jwks()).keys as { kid: string }[]).some((key) => key.kid === kid);

@@ -12,6 +12,7 @@ import { clientStatus, effectiveStatus } from './license-status.js';
 import {
   appIsOpen,
   findLicenseByKey,
+  holdDeviceOffline,
   isDeviceBound,
   type OfflineLicense,
   revokedLicenses,
@@ -20,9 +21,10 @@ import * as store from './store.js';
 
 /**
  * Air-gapped activation. A machine with no network writes an activation request (base64url of
- * `{"v":1,"key","hwuid","nonce","appId"?,"createdAt"?}`); the seller's support (or, later, the
+ * `{"v":1,"key","hwuid","nonce","appId"?,"createdAt"?}`); the seller's support (or the
  * buyer in the portal) hands it in, the device is bound exactly like an online activation —
- * one conditional write under the device limit — and a signed license file comes back.
+ * one conditional write under the device limit — and a signed license file comes back. The
+ * device is then held until the file expires: only the seller can release it sooner.
  * Revocation reaches such machines through the app's signed revocation list.
  */
 
@@ -185,6 +187,14 @@ export function createOfflineActivation({
       },
     );
     if (!issued) throw new AppError('conflict', 'License files need the signing keys, and none signs yet');
+    // The file leaves only once its device is held until it expires, so a buyer cannot free the
+    // place while the file still works (the seller can). A release in between leaves no file out.
+    if (!(await holdDeviceOffline(db, license.id, request.hwuid, issued.expiresAt))) {
+      throw new AppError(
+        'conflict',
+        'The device was released while its license file was being signed; hand the request in again',
+      );
+    }
     log.info({ licenseId: license.id, activated, kid: issued.kid }, 'license.device.activated_offline');
     return {
       licenseId: license.id,
@@ -228,7 +238,7 @@ export function createOfflineActivation({
     async revocations(appId: string, ifNoneMatch: string | undefined) {
       if (!(await appIsOpen(db, appId))) throw notFound('App');
       const fileSigner = await requireSigner();
-      const { rows, version } = await revokedLicenses(db, appId);
+      const { rows, version } = await revokedLicenses(db, appId, clock.now());
       const revoked = rows.map((row) => ({ sub: row.id, at: Math.floor(row.updated_at.getTime() / 1000) }));
       const issuedAt = revocationListIssuedAt(clock.now());
       const digest = createHash('sha256').update(JSON.stringify([appId, version, issuedAt, revoked]));

@@ -37,7 +37,8 @@ const OfflineActivationResult = Type.Object({
   }),
   encrypted: Type.Boolean(),
   licenseFile: Type.String({
-    description: 'Compact JWS (RS256, token_use service_license_file_v1), or a compact JWE around it',
+    description:
+      'Compact JWS (RS256, signed with the offline key, token_use service_license_file_v1), or a compact JWE around it',
   }),
   issuedAt: Timestamp,
   expiresAt: Timestamp,
@@ -47,11 +48,14 @@ const RevocationsQuery = Type.Object({ appId: Uuid }, { additionalProperties: fa
 
 const RevocationListResult = Type.Object({
   appId: Uuid,
-  version: Type.Integer({ description: 'Moves whenever any license of the app changes' }),
+  version: Type.Integer({
+    description:
+      'Grows whenever the list’s entries change and never goes back: of two lists, the one with the greater version is newer',
+  }),
   count: Type.Integer({ description: 'Licenses on the list' }),
   revocationList: Type.String({
     description:
-      'Compact JWS (RS256, token_use service_revocation_list_v1) with revoked: [{sub, at}], version, iat, exp',
+      'Compact JWS (RS256, signed with the offline key, token_use service_revocation_list_v1) with revoked: [{sub, at}], version, iat, exp',
   }),
   issuedAt: Timestamp,
   expiresAt: Timestamp,
@@ -68,7 +72,7 @@ export function registerOfflineLicenseRoutes(
     schema: {
       summary: 'Activate a device offline and get its signed license file',
       description:
-        'Binds the device named in an air-gapped machine’s activation request, exactly like an online activation, and answers a license file it checks offline.',
+        'Binds the device named in an air-gapped machine’s activation request, exactly like an online activation, and answers a license file it checks offline. The device is held until the file expires: its buyer cannot release it in the portal before then (the seller can).',
       tags: ['licenses'],
       body: OfflineActivationBody,
       response: { 200: OfflineActivationResult },
@@ -80,7 +84,8 @@ export function registerOfflineLicenseRoutes(
         license_trial: 'the license is in its trial; trials are activated online',
         license_floating: 'the license is floating: its seats are leases renewed online',
         device_limit_reached: 'every device place of the license is taken; release a device first',
-        conflict: 'license signing is off on this installation',
+        conflict:
+          'license signing is off on this installation, or the device was released while its file was being signed',
       },
     },
     handler: async (request, reply) =>
@@ -94,7 +99,7 @@ export function registerOfflineLicenseRoutes(
     schema: {
       summary: 'The signed revocation list of an app',
       description:
-        'The app’s revoked and suspended licenses, signed with the license keys, for machines that check license files offline. Public: it names license ids only.',
+        'The app’s revoked and suspended licenses, signed with the offline key, for machines that check license files offline. Public: it names license ids only.',
       tags: ['licenses'],
       querystring: RevocationsQuery,
       response: {

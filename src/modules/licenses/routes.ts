@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
@@ -74,7 +75,16 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       errors: APP_SCOPED,
     },
     handler: async (request, reply) =>
-      reply.status(201).send(await licenses.issue(principalOf(request), request.params.appId, request.body)),
+      reply
+        .status(201)
+        .send(
+          await licenses.issue(
+            principalOf(request),
+            request.params.appId,
+            request.body,
+            idempotentAnswer(request),
+          ),
+        ),
   });
 
   app.get('/apps/:appId/licenses/:licenseId', {

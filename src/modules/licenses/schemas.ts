@@ -115,7 +115,17 @@ export const LicenseList = Type.Object({
   offset: Type.Integer(),
 });
 
-export const Device = Type.Object({ hwuid: Type.String(), activatedAt: Timestamp });
+export const Device = Type.Object({
+  hwuid: Type.String(),
+  activatedAt: Timestamp,
+  offlineUntil: Nullable(
+    Type.String({
+      format: 'date-time',
+      description:
+        'Until when an offline license file holds the device (the buyer cannot release it before); null when none does',
+    }),
+  ),
+});
 export const Seat = Type.Object({ hwuid: Type.String(), acquiredAt: Timestamp, leaseExpiresAt: Timestamp });
 export const SeatList = Type.Object({
   seats: Type.Array(Seat),

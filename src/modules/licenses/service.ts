@@ -2,6 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import type { Principal } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page, requestInstant } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -9,6 +10,7 @@ import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type EventType, recordEvent } from '../events/index.js';
 import type { ProductService } from '../products/index.js';
+import { type BuyerReleaseOutcome, releaseForBuyer } from './buyer-release.js';
 import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
 import {
   DEFAULT_LEASE_SECONDS,
@@ -93,7 +95,12 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
   }
 
   return {
-    async issue(principal: Principal, appId: string, input: LicenseCreateInput) {
+    async issue(
+      principal: Principal,
+      appId: string,
+      input: LicenseCreateInput,
+      answer?: IdempotentAnswer<LicenseResource>,
+    ) {
       const app = await apps.requireOwnedApp(principal, appId);
       if (input.productId && (await products.productAppId(principal, input.productId)) !== app.id) {
         throw invalidField('productId', 'must be one of this app’s products');
@@ -119,6 +126,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
           now,
         });
         await recordLicenseEvent(trx, 'license.created', license, now);
+        await answer?.keep(trx, toLicense(license));
         return license;
       });
       log.info({ licenseId: row.id, appId: row.app_id }, 'license.created');
@@ -139,7 +147,10 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
 
     /**
      * Issues the license a paid order buys, inside the fulfilment's own transaction, so the
-     * payment, the order and the license commit together or not at all.
+     * payment, the order and the license commit together or not at all. A trial never becomes it
+     * (a trial's key may be a stranger's): the buyer's trials of the product (same address as
+     * normalised) end with license.expired, their keys stop verifying on every node, and their
+     * devices move to this license. `replacedTrial` says whether one did.
      */
     async issueForPurchase(
       trx: Executor,
@@ -165,14 +176,27 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         now: input.now,
       });
       await recordLicenseEvent(trx, 'license.created', license, input.now);
-      return license;
+      const { ended, license: paid } = await store.endTrialsFor(
+        trx,
+        { ...license, product_id: input.productId, email: input.email },
+        input.now,
+      );
+      for (const trial of ended) {
+        await recordLicenseEvent(trx, 'license.expired', trial, input.now);
+        await cache.announceLicense(trx, trial.id);
+        // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
+        cache.forgetLicense(trial.id);
+      }
+      return { license: paid, replacedTrial: ended.length > 0 };
     },
 
     /**
      * Issues a product's trial license in the caller's transaction: status trial until `endsAt`,
-     * one device (the `hwuid` given, bound at once), and the product's one trial per e-mail and
-     * per device taken for it. Throws trial_already_used (the transaction then undoes the
-     * license) when the e-mail or the device had its trial.
+     * one device. Without a `hwuid` it is a trial by e-mail, taking the address's one trial; with
+     * one, a trial on that device (bound at once), taking the device's one trial and refused to an
+     * address that had its trial by e-mail, but not using that up: anyone can type any address
+     * into an app, and a stranger's start must not cost its owner the trial. Throws
+     * trial_already_used (the transaction then undoes the license) naming the field.
      */
     async issueTrial(
       trx: Executor,
@@ -200,12 +224,13 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         now: input.now,
       });
       const claim = { productId: input.productId, licenseId: license.id, now: input.now };
-      const refused = !(await store.claimTrial(trx, { ...claim, kind: 'email', value: input.email }))
-        ? 'email'
-        : input.hwuid !== null &&
-            !(await store.claimTrial(trx, { ...claim, kind: 'device', value: input.hwuid }))
-          ? 'hwuid'
-          : null;
+      const address = { ...claim, kind: 'email' as const, value: input.email };
+      let refused: 'email' | 'hwuid' | null = null;
+      if (input.hwuid === null) {
+        if (!(await store.claimTrial(trx, address))) refused = 'email';
+      } else if (await store.trialClaimed(trx, address)) refused = 'email';
+      else if (!(await store.claimTrial(trx, { ...claim, kind: 'device', value: input.hwuid })))
+        refused = 'hwuid';
       if (refused)
         throw new AppError(
           'trial_already_used',
@@ -219,24 +244,9 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
     },
 
     /**
-     * The paid license an order buys, when its buyer (same e-mail) had a trial of the product:
-     * the trial becomes it (same key and devices), with license.updated, in the fulfilment's
-     * transaction. Undefined when there is no trial to convert.
+     * Whether the buyer (address as normalised) already holds a non-trial license of the product
+     * (trials are refused).
      */
-    async convertTrial(
-      trx: Executor,
-      input: { productId: string; email: string; expiresAt: Date | null; now: Date },
-    ) {
-      const row = await store.convertTrial(trx, input);
-      if (!row) return undefined;
-      await recordLicenseEvent(trx, 'license.updated', row, input.now);
-      await cache.announceLicense(trx, row.id);
-      // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
-      cache.forgetLicense(row.id);
-      return row;
-    },
-
-    /** Whether the buyer already holds a non-trial license of the product (trials are refused). */
     holdsPaidLicense: (productId: string, email: string) => store.holdsPaidLicense(db, productId, email),
 
     /**
@@ -318,7 +328,11 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       const license = await requireLicense(principal, appId, licenseId);
       const rows = await store.listDevices(db, license.id);
       return {
-        devices: rows.map((d) => ({ hwuid: d.hwuid, activatedAt: iso(d.activated_at) })),
+        devices: rows.map((d) => ({
+          hwuid: d.hwuid,
+          activatedAt: iso(d.activated_at),
+          offlineUntil: d.offline_until && d.offline_until > clock.now() ? iso(d.offline_until) : null,
+        })),
         total: rows.length,
       };
     },
@@ -345,9 +359,25 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
 
     /**
      * Frees a device's place on a license the caller has already matched to its buyer (the
-     * buyer portal): the same release as the seller's, 404 for a device not bound to it.
+     * buyer portal), when buyer-release.ts allows it: not while an offline file holds the
+     * device, and within the product's release allowance. 404 for a device not bound to it.
      */
-    releaseBuyerDevice: (licenseId: string, hwuid: string) => releaseBoundDevice(licenseId, hwuid),
+    async releaseBuyerDevice(licenseId: string, hwuid: string): Promise<BuyerReleaseOutcome> {
+      const outcome = await releaseForBuyer(db, {
+        licenseId,
+        hwuid,
+        now: clock.now(),
+        announce: (trx) => cache.announceLicense(trx, licenseId),
+      });
+      if (!outcome) throw notFound('Device');
+      if (!outcome.released) {
+        log.info({ licenseId, code: outcome.code }, 'license.device.release_refused');
+        return outcome;
+      }
+      cache.forgetLicense(licenseId);
+      log.info({ licenseId, hwuid }, 'license.device.released');
+      return outcome;
+    },
 
     /**
      * Marks licenses past their expiry as expired, each with one license.expired event in the

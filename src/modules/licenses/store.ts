@@ -4,6 +4,7 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import { preparedStatement } from '../../platform/db/prepared.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
+import { givenBuyerAddress, normalizeBuyerAddress, storedBuyerAddress } from './buyer-address.js';
 import type { LicenseFilter } from './schemas.js';
 
 export function insertLicense(
@@ -79,9 +80,12 @@ export async function listLicenses(executor: Executor, appId: string, filter: Li
   return { rows, total: Number(total.total) };
 }
 
-/** A license back in use: a trial not yet paid for returns to trial, any other to active. */
-const inUseAgain = sql<LicenseStatus>`case when trial_ends_at is not null and converted_at is null
-  then 'trial' else 'active' end`;
+/**
+ * A license back in use: a trial not yet paid for returns to trial, and so does a trial a payment
+ * ended (replaced_by: it was never the paid license); any other to active.
+ */
+const inUseAgain = sql<LicenseStatus>`case when trial_ends_at is not null
+  and (converted_at is null or replaced_by is not null) then 'trial' else 'active' end`;
 
 /**
  * Moves a license to `status`, only from the states in `from`, decided in one statement. Back to
@@ -328,21 +332,32 @@ const NO_PLACE = new Error('no device place');
 export function listDevices(executor: Executor, licenseId: string) {
   return executor
     .selectFrom('license_devices')
-    .select(['hwuid', 'activated_at'])
+    .select(['hwuid', 'activated_at', 'offline_until'])
     .where('license_id', '=', licenseId)
     .orderBy('activated_at')
     .orderBy('hwuid')
     .execute();
 }
 
-/** Frees a device's place; run it in a transaction (two statements). */
-export async function releaseDevice(trx: Executor, licenseId: string, hwuid: string): Promise<boolean> {
-  const removed = await trx
+/**
+ * Frees a device's place; run it in a transaction (two statements). With `notHeldAt`, only a
+ * device no offline license file holds at that time (a buyer's release); false otherwise too.
+ */
+export async function releaseDevice(
+  trx: Executor,
+  licenseId: string,
+  hwuid: string,
+  options: { notHeldAt?: Date } = {},
+): Promise<boolean> {
+  let query = trx
     .deleteFrom('license_devices')
     .where('license_id', '=', licenseId)
-    .where('hwuid', '=', hwuid)
-    .returning('hwuid')
-    .executeTakeFirst();
+    .where('hwuid', '=', hwuid);
+  const at = options.notHeldAt;
+  if (at) {
+    query = query.where((eb) => eb.or([eb('offline_until', 'is', null), eb('offline_until', '<=', at)]));
+  }
+  const removed = await query.returning('hwuid').executeTakeFirst();
   if (!removed) return false;
   await trx
     .updateTable('licenses')
@@ -350,6 +365,56 @@ export async function releaseDevice(trx: Executor, licenseId: string, hwuid: str
     .where('id', '=', licenseId)
     .execute();
   return true;
+}
+
+export function findDevice(executor: Executor, licenseId: string, hwuid: string) {
+  return executor
+    .selectFrom('license_devices')
+    .select(['hwuid', 'offline_until'])
+    .where('license_id', '=', licenseId)
+    .where('hwuid', '=', hwuid)
+    .executeTakeFirst();
+}
+
+/** The portal settings of a license's product; nulls for a license without a product. */
+export function portalPolicyOfLicense(executor: Executor, licenseId: string) {
+  return executor
+    .selectFrom('licenses as l')
+    .leftJoin('products as p', 'p.id', 'l.product_id')
+    .select(['p.portal_device_releases', 'p.portal_release_period_days'])
+    .where('l.id', '=', licenseId)
+    .executeTakeFirstOrThrow();
+}
+
+/** When the license's buyer released devices after `since`, oldest first. */
+export async function buyerReleasesSince(
+  executor: Executor,
+  licenseId: string,
+  since: Date,
+): Promise<Date[]> {
+  const rows = await executor
+    .selectFrom('buyer_device_releases')
+    .select('released_at')
+    .where('license_id', '=', licenseId)
+    .where('released_at', '>', since)
+    .orderBy('released_at')
+    .execute();
+  return rows.map((row) => new Date(row.released_at));
+}
+
+/** Counts a buyer's release, and forgets the license's releases from before `forgetBefore`. */
+export async function recordBuyerRelease(
+  trx: Executor,
+  licenseId: string,
+  now: Date,
+  forgetBefore: Date,
+): Promise<void> {
+  await trx
+    .deleteFrom('buyer_device_releases')
+    .where('license_id', '=', licenseId)
+    .where('released_at', '<', forgetBefore)
+    .execute();
+  await trx.insertInto('buyer_device_releases').values({ license_id: licenseId, released_at: now }).execute();
 }
 
 /** Moves active and trial licenses whose expiry has passed to expired, at most `limit` at a time. */
@@ -504,7 +569,7 @@ export function listSeats(executor: Executor, licenseId: string, now: Date) {
 
 const trialDigest = (kind: 'email' | 'device', value: string) =>
   createHash('sha256')
-    .update(kind === 'email' ? value.trim().toLowerCase() : value)
+    .update(kind === 'email' ? normalizeBuyerAddress(value) : value)
     .digest('hex');
 
 /**
@@ -540,6 +605,21 @@ export async function claimTrial(
   return holder?.license_id === claim.licenseId;
 }
 
+/** Whether the product's one trial for this e-mail or device is taken (by any license). */
+export async function trialClaimed(
+  executor: Executor,
+  claim: { productId: string; kind: 'email' | 'device'; value: string },
+): Promise<boolean> {
+  const holder = await executor
+    .selectFrom('trial_claims')
+    .select('license_id')
+    .where('product_id', '=', claim.productId)
+    .where('kind', '=', claim.kind)
+    .where('digest', '=', trialDigest(claim.kind, claim.value))
+    .executeTakeFirst();
+  return holder !== undefined;
+}
+
 /** Binds a device at issue (the trial's first device), taking its place. */
 export async function bindFirstDevice(trx: Executor, licenseId: string, hwuid: string, now: Date) {
   await trx
@@ -556,14 +636,14 @@ export async function bindFirstDevice(trx: Executor, licenseId: string, hwuid: s
 
 /**
  * Whether the buyer already holds a license of the product that is not a running trial (bought,
- * converted or issued by the seller), by e-mail, in any status.
+ * converted or issued by the seller), by e-mail as normalised, in any status.
  */
 export async function holdsPaidLicense(executor: Executor, productId: string, email: string) {
   const row = await executor
     .selectFrom('licenses')
     .select('id')
     .where('product_id', '=', productId)
-    .where(sql<string>`lower(email)`, '=', email.trim().toLowerCase())
+    .where(storedBuyerAddress('email'), '=', givenBuyerAddress(email))
     .where((eb) => eb.or([eb('trial_ends_at', 'is', null), eb('converted_at', 'is not', null)]))
     .limit(1)
     .executeTakeFirst();
@@ -571,29 +651,60 @@ export async function holdsPaidLicense(executor: Executor, productId: string, em
 }
 
 /**
- * Turns the buyer's trial of the product (running or ended) into the paid license, in one
- * statement: status active, the paid expiry, no trial device limit, same key and devices. A
- * suspended or revoked trial is left alone (the seller decided about it). Undefined when there is
- * none to convert.
+ * Ends the buyer's trials of the product (running, or ended and expired; same address as
+ * normalised) for the paid license a payment issued: expired now, replaced_by that license, and
+ * their devices moved to it. A suspended or revoked trial is left as the seller put it. Returns
+ * the trials ended and the paid license as it is afterwards (unchanged when none moved a device).
  */
-export function convertTrial(
+export async function endTrialsFor(
   executor: Executor,
-  input: { productId: string; email: string; expiresAt: Date | null; now: Date },
-): Promise<LicenseRow | undefined> {
-  return executor
+  paid: LicenseRow & { product_id: string; email: string },
+  now: Date,
+): Promise<{ ended: LicenseRow[]; license: LicenseRow }> {
+  const ended = await executor
     .updateTable('licenses')
     .set({
-      status: 'active',
-      expires_at: input.expiresAt,
-      max_devices: null,
-      converted_at: input.now,
-      updated_at: input.now,
+      status: 'expired',
+      // least() skips a null (a trial the seller made open-ended).
+      expires_at: sql<Date>`least(expires_at, ${now})`,
+      converted_at: now,
+      replaced_by: paid.id,
+      device_count: 0,
+      updated_at: now,
     })
-    .where('product_id', '=', input.productId)
-    .where(sql<string>`lower(email)`, '=', input.email.trim().toLowerCase())
+    .where('product_id', '=', paid.product_id)
+    .where(storedBuyerAddress('email'), '=', givenBuyerAddress(paid.email))
     .where('trial_ends_at', 'is not', null)
     .where('converted_at', 'is', null)
     .where('status', 'in', ['trial', 'expired'])
     .returningAll()
-    .executeTakeFirst();
+    .execute();
+  if (ended.length === 0) return { ended, license: paid };
+  const trialIds = ended.map((row) => row.id);
+  const moved = await executor
+    .insertInto('license_devices')
+    .columns(['license_id', 'hwuid', 'activated_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('license_devices')
+        .select((s) => [
+          sql<string>`${paid.id}::uuid`.as('license_id'),
+          'hwuid',
+          s.fn.min('activated_at').as('activated_at'),
+        ])
+        .where('license_id', 'in', trialIds)
+        .groupBy('hwuid'),
+    )
+    .onConflict((oc) => oc.doNothing())
+    .returning('hwuid')
+    .execute();
+  await executor.deleteFrom('license_devices').where('license_id', 'in', trialIds).execute();
+  if (moved.length === 0) return { ended, license: paid };
+  const license = await executor
+    .updateTable('licenses')
+    .set((eb) => ({ device_count: eb('device_count', '+', moved.length) }))
+    .where('id', '=', paid.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { ended, license };
 }

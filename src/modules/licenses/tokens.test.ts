@@ -1,11 +1,5 @@
 import assert from 'node:assert/strict';
-import {
-  createHmac,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  verify as verifySignature,
-} from 'node:crypto';
+import { createHmac, createPublicKey, generateKeyPairSync, verify as verifySignature } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import {
@@ -15,6 +9,7 @@ import {
   sellerWithApp,
   signUp,
   startTestServer,
+  storedSigningKey,
   type TestServer,
 } from '../../testing/harness.js';
 import { assertError } from '../../testing/http-client.js';
@@ -135,8 +130,13 @@ describe('license tokens', () => {
     const res = (await server.api.get('/licenses/jwks')).expect(200);
     assert.match(res.headers.get('cache-control') ?? '', /max-age=60\b/);
     for (const key of res.body.keys) {
-      assert.deepEqual(Object.keys(key).sort(), ['alg', 'e', 'kid', 'kty', 'n', 'use']);
+      assert.deepEqual(Object.keys(key).sort(), ['alg', 'e', 'kid', 'kty', 'n', 'purpose', 'use']);
     }
+    // A token key, and the offline key that signs license files and revocation lists.
+    assert.deepEqual(res.body.keys.map((key: { purpose: string }) => key.purpose).sort(), [
+      'offline',
+      'token',
+    ]);
     assert.ok(!res.text.includes('PRIVATE'));
   });
 });
@@ -198,18 +198,21 @@ describe('introspection', () => {
     }
 
     // Our own key, but not a license token.
-    const row = await server.db
-      .selectFrom('signing_keys')
-      .select('private_pem')
-      .where('kid', '=', kid)
-      .executeTakeFirstOrThrow();
-    const ours = createPrivateKey(row.private_pem);
+    const ours = await storedSigningKey(server, kid);
     const wrongUse = await new SignJWT({ ...claims, token_use: 'something_else' })
       .setProtectedHeader({ alg: 'RS256', kid })
       .sign(ours);
     assert.equal((await introspect(wrongUse)).reason, 'invalid_token');
     const rightUse = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).sign(ours);
     assert.equal((await introspect(rightUse)).active, true, 'the control case with our key passes');
+
+    // The offline key signs license files and revocation lists, never a license token.
+    const keySet = (await server.api.get('/licenses/jwks')).expect(200).body;
+    const offlineKid = keySet.keys.find((key: { purpose: string }) => key.purpose === 'offline').kid;
+    const byOfflineKey = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: offlineKid })
+      .sign(await storedSigningKey(server, offlineKid));
+    assert.equal((await introspect(byOfflineKey)).reason, 'invalid_token');
 
     clock.advance(16 * 60_000);
     assert.equal((await introspect(license_token)).reason, 'token_expired');
@@ -385,11 +388,12 @@ describe('private keys', () => {
       ).body;
       const verified = (await logged.api.post('/licenses/verify', { key: license.key })).expect(200);
       const jwksText = (await logged.api.get('/licenses/jwks')).text;
-      const pems = await logged.db.selectFrom('signing_keys').select('private_pem').execute();
-      const body = (pem: string) => pem.split('\n').slice(1, 3).join('');
-      for (const { private_pem } of pems) {
+      const rows = await logged.db.selectFrom('signing_keys').select('kid').execute();
+      for (const { kid } of rows) {
+        const pem = (await storedSigningKey(logged, kid)).export({ format: 'pem', type: 'pkcs8' }).toString();
+        const body = pem.split('\n').slice(1, 3).join('');
         for (const text of [logLines.join(''), verified.text, jwksText]) {
-          assert.ok(!text.includes(body(private_pem)), 'private key material leaked');
+          assert.ok(!text.includes(body), 'private key material leaked');
         }
       }
       assert.ok(!logLines.join('').includes('PRIVATE KEY'));

@@ -39,7 +39,12 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
       return compose(`Your license for ${product}`, [
         { paragraph: `Thank you for buying ${product}. Here is your license key:` },
         { licenseKey: notice.licenseKey },
-        { paragraph: 'Keep this message: the key activates your copy of the software.' },
+        {
+          paragraph:
+            data.replacesTrial === true
+              ? 'Enter it in the software in place of your trial key, which has stopped working. The devices your trial activated are already on this license. Keep this message.'
+              : 'Keep this message: the key activates your copy of the software.',
+        },
         { facts },
       ]);
     case 'purchase.copy':
@@ -63,7 +68,7 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
         { paragraph: `Your free trial of ${product} has started. Here is your trial license key:` },
         { licenseKey: notice.licenseKey },
         {
-          paragraph: `The trial ends on ${ends}. Buy ${product} with this e-mail address and this key becomes your paid license, with the devices it already activated.`,
+          paragraph: `The trial ends on ${ends}. When you buy ${product} with this e-mail address, your paid license comes with a new key, sent to you and shown on your receipt, and this trial key stops working; the device your trial activated moves to the paid license.`,
         },
         {
           facts: [

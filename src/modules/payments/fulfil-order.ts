@@ -78,15 +78,19 @@ export function createFulfilment({
 
   /**
    * Brings the order in line with the partner's record of the payment. Paid issues the license
-   * (and, for a recurring product, opens the subscription) in the same transaction as the
-   * order's move to paid, which only one caller can make: the confirm route and a partner
-   * webhook arriving together issue one license. A buyer who had a trial of the product (same
-   * e-mail) gets that license converted instead: same key and devices, the paid expiry.
+   * (and, for a recurring order, opens the subscription) in the same transaction as the order's
+   * move to paid, which only one caller can make: the confirm route and a partner webhook
+   * arriving together issue one license. What the buyer gets follows the order's terms, not the
+   * product as it is now. A trial of the buyer's ends for the new license, whose key the buyer
+   * then gets by e-mail too.
    */
   async function fulfil(order: OrderRow): Promise<{ order: OrderRow; licenseKey: string | null }> {
+    // A renewal order buys no license: its subscription's renewal settles it (subscriptions).
+    if (order.renewal_period_end !== null) return { order, licenseKey: null };
     const payment = await readPayment(order);
     const now = clock.now();
     if (payment?.outcome === 'paid') {
+      // For its name and the seller's delivery settings only.
       const product = await products.forCheckout(order.product_id);
       const result = await db.transaction().execute(async (trx) => {
         const paid = await store.moveOrder(trx, order.id, 'paid', ['pending', 'rejected'], {
@@ -95,47 +99,41 @@ export function createFulfilment({
           paid: true,
         });
         if (!paid) return null;
-        const recurring = product?.billingType === 'recurring';
-        const interval = product?.interval ?? 'month';
-        const periodEnd = recurring ? addInterval(now, interval) : null;
-        const license =
-          (await licenses.convertTrial(trx, {
-            productId: paid.product_id,
-            email: paid.email,
-            expiresAt: periodEnd,
-            now,
-          })) ??
-          (await licenses.issueForPurchase(trx, {
-            appId: paid.app_id,
-            userId: paid.user_id,
-            productId: paid.product_id,
-            email: paid.email,
-            expiresAt: periodEnd,
-            now,
-          }));
+        const interval = paid.billing_type === 'recurring' ? paid.billing_interval : null;
+        const period = interval ? { interval, end: addInterval(now, interval) } : null;
+        const { license, replacedTrial } = await licenses.issueForPurchase(trx, {
+          appId: paid.app_id,
+          userId: paid.user_id,
+          productId: paid.product_id,
+          email: paid.email,
+          expiresAt: period?.end ?? null,
+          now,
+        });
         const subscription =
-          periodEnd && payment.savedCard
+          period && payment.savedCard
             ? await openSubscription(trx, {
                 order: paid,
                 licenseId: license.id,
                 savedCard: payment.savedCard,
-                interval,
-                currentPeriodEnd: periodEnd,
+                interval: period.interval,
+                currentPeriodEnd: period.end,
                 now,
               })
             : null;
         await store.queuePurchaseNotices(trx, paid, {
           licenseKey: license.key,
           productName: product?.name ?? '',
-          sendToBuyer: product?.sendLicenseToCustomer ?? false,
+          // The trial key in the buyer's software just stopped: the new key goes to them, on any tier.
+          sendToBuyer: (product?.sendLicenseToCustomer ?? false) || replacedTrial,
+          replacesTrial: replacedTrial,
           copiesTo: product?.licenseEmails ?? [],
           now,
         });
         const linked = await store.linkLicense(trx, paid.id, license.id, subscription?.id ?? null);
         await recordMerchantEvent(trx, 'payment.succeeded', linked, now, { licenseKey: license.key });
-        if (subscription && periodEnd)
+        if (subscription && period)
           await recordMerchantEvent(trx, 'subscription.created', linked, now, {
-            currentPeriodEnd: iso(periodEnd),
+            currentPeriodEnd: iso(period.end),
           });
         return { order: linked, licenseKey: license.key };
       });

@@ -285,6 +285,90 @@ describe('what can be bought', () => {
   });
 });
 
+describe('an order keeps the terms it was opened with', () => {
+  const subscriptionsOf = async (seller: SellerWithApp, productId: string) =>
+    (await server.api.get(`/subscriptions?productId=${productId}`, { token: seller.token })).expect(200).body
+      .subscriptions as { currentPeriodEnd: string }[];
+  const expiryOf = async (licenseKey: string) =>
+    (await server.api.post('/licenses/verify', { key: licenseKey })).expect(200).body.expiresAt;
+
+  test('a yearly subscription switched to monthly and repriced while its payment is open still gives the year charged for', async () => {
+    clock.set('2031-05-10T10:00:00.000Z');
+    const seller = await sellerWithApp(server);
+    const yearly = await product(seller, {
+      price: 120,
+      currency: 'EUR',
+      billingType: 'recurring',
+      interval: 'year',
+      partnerPriceIdRecurring: 'price_yearly',
+    });
+    const intent = await startPurchase(server, yearly.id, 'yearly@example.com');
+    assert.equal(intent.amount, 120);
+    // The buyer is in a 3-D Secure challenge when the seller changes the product.
+    (
+      await server.api.patch(
+        `/products/${yearly.id}`,
+        { interval: 'month', price: 10 },
+        { token: seller.token },
+      )
+    ).expect(200);
+    const paid = (await confirmPurchase(server, intent, GOOD)).expect(200).body;
+    assert.equal(paid.transactionStatus, 'paid');
+    assert.equal(await expiryOf(paid.licenseKey), '2032-05-10T10:00:00Z');
+    assert.deepEqual(
+      (await subscriptionsOf(seller, yearly.id)).map((sub) => sub.currentPeriodEnd),
+      ['2032-05-10T10:00:00.000Z'],
+    );
+    const order = (await server.api.get(`/orders/${intent.orderId}`, { token: seller.token })).expect(
+      200,
+    ).body;
+    assert.deepEqual([order.amount, order.currency], [120, 'EUR']);
+
+    // A purchase opened after the change buys the month at the new price.
+    const later = await startPurchase(server, yearly.id, 'monthly@example.com');
+    assert.equal(later.amount, 10);
+    const laterPaid = (await confirmPurchase(server, later, GOOD)).expect(200).body;
+    assert.equal(await expiryOf(laterPaid.licenseKey), '2031-06-10T10:00:00Z');
+  });
+
+  test('a one-time product made a subscription, or a subscription made one-time, while the payment is open gives what the order was', async () => {
+    clock.set('2031-08-01T08:00:00.000Z');
+    const seller = await sellerWithApp(server);
+    const oneTime = await product(seller);
+    const monthly = await product(seller, {
+      billingType: 'recurring',
+      interval: 'month',
+      partnerPriceIdRecurring: 'price_monthly',
+    });
+    const perpetual = await startPurchase(server, oneTime.id, 'once@example.com');
+    const subscribed = await startPurchase(server, monthly.id, 'monthly@example.com');
+    (
+      await server.api.patch(
+        `/products/${oneTime.id}`,
+        { billingType: 'recurring', interval: 'year', partnerPriceIdRecurring: 'price_now_yearly' },
+        { token: seller.token },
+      )
+    ).expect(200);
+    (
+      await server.api.patch(
+        `/products/${monthly.id}`,
+        { billingType: 'one_time', interval: null, partnerPriceIdRecurring: null },
+        { token: seller.token },
+      )
+    ).expect(200);
+
+    const once = (await confirmPurchase(server, perpetual, GOOD)).expect(200).body;
+    assert.equal(await expiryOf(once.licenseKey), null);
+    assert.deepEqual(await subscriptionsOf(seller, oneTime.id), []);
+    const sub = (await confirmPurchase(server, subscribed, GOOD)).expect(200).body;
+    assert.equal(await expiryOf(sub.licenseKey), '2031-09-01T08:00:00Z');
+    assert.deepEqual(
+      (await subscriptionsOf(seller, monthly.id)).map((row) => row.currentPeriodEnd),
+      ['2031-09-01T08:00:00.000Z'],
+    );
+  });
+});
+
 describe('a paid transaction follows its license', () => {
   test('suspended or revoked reads canceled with the reason, expired stays paid, reinstated is paid again', async () => {
     clock.set('2032-03-01T10:00:00.000Z');

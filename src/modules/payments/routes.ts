@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED } from '../../platform/http/responses.js';
@@ -47,7 +48,7 @@ export function registerPaymentRoutes(
       },
     },
     handler: async (request, reply) =>
-      reply.status(201).send(await payments.createPaymentIntent(request.body)),
+      reply.status(201).send(await payments.createPaymentIntent(request.body, idempotentAnswer(request))),
   });
 
   app.post('/stripe/confirm-payment', {

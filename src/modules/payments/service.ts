@@ -20,7 +20,7 @@ export interface PaymentServiceDeps {
   /** The crypto partner, when configured; products with cryptoPaymentsEnabled may use it. */
   crypto: CryptoPartner | null;
   products: Pick<ProductService, 'forCheckout'>;
-  licenses: Pick<LicenseService, 'issueForPurchase' | 'convertTrial' | 'moveForPayment' | 'keyOf'>;
+  licenses: Pick<LicenseService, 'issueForPurchase' | 'moveForPayment' | 'keyOf'>;
   /** Opens the subscription a recurring purchase starts, inside the fulfilment's transaction. */
   openSubscription: SubscriptionOpener;
   /**

@@ -68,8 +68,8 @@ export function moveOrder(
 
 /**
  * Queues the notices of a paid order, in the fulfilment's transaction: the buyer's (with the
- * license key) when the product sends it, a copy (with the key) to each of the product's license
- * e-mails, and always the seller's (without the key).
+ * license key) when the product sends it or the license replaced the buyer's trial, a copy (with
+ * the key) to each of the product's license e-mails, and always the seller's (without the key).
  */
 export async function queuePurchaseNotices(
   executor: Executor,
@@ -78,6 +78,8 @@ export async function queuePurchaseNotices(
     licenseKey: string;
     productName: string;
     sendToBuyer: boolean;
+    /** The license replaced the buyer's trial: the buyer's message says its key replaces the trial's. */
+    replacesTrial?: boolean;
     copiesTo: readonly string[];
     now: Date;
   },
@@ -92,6 +94,9 @@ export async function queuePurchaseNotices(
     buyerEmail: order.email,
   };
   const withKey = JSON.stringify({ ...data, licenseKey: details.licenseKey });
+  const toBuyer = details.replacesTrial
+    ? JSON.stringify({ ...data, licenseKey: details.licenseKey, replacesTrial: true })
+    : withKey;
   const notice = (kind: string, toEmail: string | null, payload: string) => ({
     id: newId(),
     kind,
@@ -110,7 +115,7 @@ export async function queuePurchaseNotices(
   await executor
     .insertInto('notifications')
     .values([
-      ...(details.sendToBuyer ? [notice('purchase.buyer', order.email, withKey)] : []),
+      ...(details.sendToBuyer ? [notice('purchase.buyer', order.email, toBuyer)] : []),
       ...copies.map((to) => notice('purchase.copy', to, withKey)),
       notice('purchase.seller', null, JSON.stringify(data)),
     ])

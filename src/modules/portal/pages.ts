@@ -1,12 +1,13 @@
 import { type Fragment, formatPrice, type Html, html, pageShell } from '../checkout/index.js';
+import type { BuyerReleaseOutcome, ReleaseAllowance } from '../licenses/index.js';
 
 /** What the portal shows of a buyer's purchases: names, keys, states and dates, nothing of the seller's. */
 export interface PortalView {
   email: string;
   csrf: string;
   notice: string | null;
-  /** A problem with a form, shown above the license it concerns. */
-  problem: { licenseId: string | null; message: string } | null;
+  /** A problem with a form, shown above the license it concerns; `code` names it for machines. */
+  problem: { licenseId: string | null; message: string; code?: string } | null;
   licenses: {
     id: string;
     name: string;
@@ -15,7 +16,9 @@ export interface PortalView {
     expiresAt: Date | null;
     floating: boolean;
     places: string;
-    devices: { hwuid: string; activatedAt: Date }[];
+    /** offlineUntil: an offline license file holds the device until then, so it cannot be released. */
+    devices: { hwuid: string; activatedAt: Date; offlineUntil: Date | null }[];
+    releases: ReleaseAllowance;
   }[];
   orders: {
     transactionId: string;
@@ -126,8 +129,31 @@ export function problemPage(title: string, message: string): Html {
   );
 }
 
+/** Why a device release was refused, and when it can be done. */
+export function releaseRefusal(outcome: Exclude<BuyerReleaseOutcome, { released: true }>): string {
+  if (outcome.code === 'device_bound_offline') {
+    return `This device runs on a license file valid until ${moment(outcome.releasableAt)}: it can be released here from then on. The seller’s support can release it sooner.`;
+  }
+  if (outcome.nextReleaseAt === null) {
+    return 'Devices of this license can be released by the seller’s support only.';
+  }
+  return `This license allows ${outcome.allowed} device releases in any ${outcome.periodDays} days, and they are used up. The next release is possible from ${moment(outcome.nextReleaseAt)}.`;
+}
+
+function releasesNote(license: PortalView['licenses'][number]): Html | '' {
+  const { allowed, periodDays, left, nextReleaseAt } = license.releases;
+  if (license.floating || license.devices.length === 0) return '';
+  if (allowed === 0)
+    return html`<p class="note releases">Devices are released by the seller’s support only.</p>`;
+  return html`<p class="note releases">${
+    left > 0
+      ? `Device releases left: ${left} of ${allowed} in any ${periodDays} days.`
+      : `No device release left: the next is possible from ${nextReleaseAt ? moment(nextReleaseAt) : 'later'}.`
+  }</p>`;
+}
+
 function licenseSection(view: PortalView, license: PortalView['licenses'][number]): Html {
-  const problem = view.problem?.licenseId === license.id ? view.problem.message : null;
+  const problem = view.problem?.licenseId === license.id ? view.problem : null;
   const canActivate = !license.floating && license.status === 'Active';
   return html`<section class="item license-item" data-license-id="${license.id}">
 <h3>${license.name}</h3>
@@ -136,7 +162,13 @@ ${license.expiresAt ? html`<span>Expires ${day(license.expiresAt)}</span>` : htm
 <span>${license.places}</span></p>
 <p class="key-label" id="key-${license.id}">License key</p>
 <p class="key" aria-labelledby="key-${license.id}"><code class="license-key">${license.key}</code></p>
-${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}
+${
+  problem
+    ? problem.code
+      ? html`<p class="error" role="alert" data-code="${problem.code}">${problem.message}</p>`
+      : html`<p class="error" role="alert">${problem.message}</p>`
+    : ''
+}
 ${
   license.floating
     ? html`<p class="note">Seats are taken while the software runs and return by themselves.</p>`
@@ -144,15 +176,24 @@ ${
       ? html`<p class="note">No device is activated.</p>`
       : html`<ul class="devices">${license.devices.map(
           (device) => html`<li>
-<span class="device"><code>${device.hwuid}</code><span class="note">Activated ${moment(device.activatedAt)}</span></span>
-<form method="post" action="/portal/licenses/${license.id}/devices/release" class="inline">
+<span class="device"><code>${device.hwuid}</code><span class="note">Activated ${moment(device.activatedAt)}</span>${
+            device.offlineUntil
+              ? html`<span class="note offline-hold">License file valid until ${moment(device.offlineUntil)}: can be released from then</span>`
+              : ''
+          }</span>
+${
+  device.offlineUntil
+    ? ''
+    : html`<form method="post" action="/portal/licenses/${license.id}/devices/release" class="inline">
 <input type="hidden" name="csrf" value="${view.csrf}">
 <input type="hidden" name="hwuid" value="${device.hwuid}">
 <button type="submit" class="secondary small">Release</button>
-</form>
+</form>`
+}
 </li>`,
         )}</ul>`
 }
+${releasesNote(license)}
 ${
   canActivate
     ? html`<details>

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { createOfflineActivationRequest } from '../../../packages/client/src/index.js';
 import { launchBrowser, screenshot, type TestBrowser } from '../../testing/browser.js';
 import {
   issueLicense,
@@ -62,6 +63,11 @@ describe('the buyer portal in a browser', () => {
     const longDevice = `workstation-${'a1b2c3d4'.repeat(8)}`;
     for (const hwuid of ['travel-laptop', longDevice])
       (await server.api.post('/licenses/verify', { key: license.key, hwuid })).expect(200);
+    // A license file holds the long device: the page says until when, with no Release button.
+    const { request } = createOfflineActivationRequest({ key: license.key, hwuid: longDevice });
+    (await server.api.post('/licenses/offline-activations', { request }, { token: seller.token })).expect(
+      200,
+    );
 
     const page = await browser.newPage();
     await page.setViewportSize({ width: 375, height: 800 });
@@ -84,6 +90,12 @@ describe('the buyer portal in a browser', () => {
     await screenshot(page, 'portal-375');
 
     const item = page.locator('.license-item', { hasText: license.key });
+    const held = item.locator('.devices li', { hasText: longDevice });
+    assert.match(
+      (await held.textContent()) ?? '',
+      /License file valid until .* UTC: can be released from then/,
+    );
+    assert.equal(await held.getByRole('button', { name: 'Release' }).count(), 0);
     await item
       .locator('.devices li', { hasText: 'travel-laptop' })
       .getByRole('button', { name: 'Release' })

@@ -541,3 +541,173 @@ describe('what a signed-in buyer can do', () => {
     assert.equal(after.subscriptions[0].status, 'active');
   });
 });
+
+describe('offline files and device releases follow the product’s settings', () => {
+  const DAY = 86_400_000;
+  const release = async (buyer: Buyer, licenseId: string, hwuid: string) =>
+    post(`/portal/licenses/${licenseId}/devices/release`, { csrf: await buyer.csrf(), hwuid }, buyer.cookie);
+  const licenseFile = async (buyer: Buyer, licenseId: string, request: string) =>
+    post(`/portal/licenses/${licenseId}/license-file`, { csrf: await buyer.csrf(), request }, buyer.cookie);
+  const refusalCode = (page: string) => /class="error" role="alert" data-code="([a-z_]+)"/.exec(page)?.[1];
+  const boundDevices = async (seller: SellerWithApp, licenseId: string) =>
+    (
+      (
+        await server.api.get(`/apps/${seller.appId}/licenses/${licenseId}/devices`, { token: seller.token })
+      ).expect(200).body.devices as { hwuid: string; offlineUntil: string | null }[]
+    ).map((device) => [device.hwuid, device.offlineUntil]);
+
+  test('the A, B, C loop: a machine activated by a portal file stays bound until the file expires', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const item = await product(seller, 'Air Tool', { portalLicenseFileDays: 7 });
+    const license = await issueLicense(server, seller, { email, productId: item.id, maxDevices: 1 });
+    // Sessions last 12 hours: the buyer signs in again whenever the clock moves further.
+    let buyer = await signIn(email);
+    const requestFor = (hwuid: string) =>
+      createOfflineActivationRequest({ key: license.key, hwuid, appId: seller.appId });
+
+    // The file for machine A works offline for the product's 7 days, not a year.
+    const forA = requestFor('machine-a');
+    const fileA = await licenseFile(buyer, license.id, forA.request);
+    assert.equal(fileA.status, 200, await fileA.clone().text());
+    const claims = await verifyLicenseFile(await fileA.text(), {
+      keySet,
+      appId: seller.appId,
+      hwuid: 'machine-a',
+      nonce: forA.nonce,
+      now: () => clock.now(),
+    });
+    assert.equal(claims.exp - claims.iat, 7 * 86_400);
+    const until = new Date(claims.exp * 1000);
+
+    // Releasing A to make room for B is refused while A's file works, and changes nothing.
+    const refused = await release(buyer, license.id, 'machine-a');
+    assert.equal(refused.status, 409);
+    const page = await refused.text();
+    assert.equal(refusalCode(page), 'device_bound_offline');
+    assert.match(page, /valid until .*: it can be released here from then on/);
+    assert.deepEqual(await boundDevices(seller, license.id), [['machine-a', until.toISOString()]]);
+    const forB = await licenseFile(buyer, license.id, requestFor('machine-b').request);
+    assert.equal(forB.status, 409);
+    assert.match(await forB.text(), /Every device place of this license is taken/);
+    const shown = await buyer.page();
+    assert.match(shown, /License file valid until/);
+    assert.doesNotMatch(shown, /name="hwuid" value="machine-a"/, 'no Release button for A');
+
+    // A second file for A holds A until the later expiry.
+    clock.advance(DAY);
+    buyer = await signIn(email);
+    assert.equal((await licenseFile(buyer, license.id, requestFor('machine-a').request)).status, 200);
+    clock.advance(7 * DAY - 1000);
+    buyer = await signIn(email);
+    assert.equal((await release(buyer, license.id, 'machine-a')).status, 409, 'the renewed file still works');
+    clock.advance(1000);
+    assert.equal((await release(buyer, license.id, 'machine-a')).status, 303, 'its files have all expired');
+    assert.equal((await licenseFile(buyer, license.id, requestFor('machine-b').request)).status, 200);
+
+    // The seller can always release, files or not.
+    (
+      await server.api.delete(`/apps/${seller.appId}/licenses/${license.id}/devices/machine-b`, {
+        token: seller.token,
+      })
+    ).expect(204);
+    assert.deepEqual(await boundDevices(seller, license.id), []);
+  });
+
+  test('a buyer releases as many devices as the product allows in its period, then the seller still can', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const item = await product(seller, 'Desk Tool', { portalDeviceReleases: 2, portalReleasePeriodDays: 10 });
+    const license = await issueLicense(server, seller, { email, productId: item.id, maxDevices: 1 });
+    let buyer = await signIn(email);
+    for (const hwuid of ['pc-1', 'pc-2']) {
+      assert.equal((await verify(license.key, hwuid)).valid, true);
+      assert.equal((await release(buyer, license.id, hwuid)).status, 303);
+      clock.advance(DAY);
+      buyer = await signIn(email);
+    }
+    assert.equal((await verify(license.key, 'pc-3')).valid, true);
+    assert.match(await buyer.page(), /No device release left: the next is possible from/);
+
+    const refused = await release(buyer, license.id, 'pc-3');
+    assert.equal(refused.status, 409);
+    const page = await refused.text();
+    assert.equal(refusalCode(page), 'release_limit_reached');
+    assert.match(page, /allows 2 device releases in any 10 days/);
+    assert.equal((await verify(license.key, 'pc-3')).valid, true, 'pc-3 keeps its place');
+    assert.equal((await verify(license.key, 'pc-4')).code, 'device_limit_reached');
+
+    // The seller's release is not counted against the buyer, nor limited.
+    (
+      await server.api.delete(`/apps/${seller.appId}/licenses/${license.id}/devices/pc-3`, {
+        token: seller.token,
+      })
+    ).expect(204);
+    assert.equal((await verify(license.key, 'pc-4')).valid, true);
+    // Ten days after the first release, one is allowed again; then none until the second ages out.
+    clock.advance(8 * DAY);
+    buyer = await signIn(email);
+    assert.equal((await release(buyer, license.id, 'pc-4')).status, 303);
+    assert.equal((await verify(license.key, 'pc-5')).valid, true);
+    assert.equal((await release(buyer, license.id, 'pc-5')).status, 409);
+  });
+
+  test('a license without a product: files valid 30 days, 3 releases in any 30 days', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const license = await issueLicense(server, seller, { email, maxDevices: 1 });
+    const buyer = await signIn(email);
+    const file = await licenseFile(
+      buyer,
+      license.id,
+      createOfflineActivationRequest({ key: license.key, hwuid: 'air-1' }).request,
+    );
+    const claims = await verifyLicenseFile(await file.text(), {
+      keySet,
+      appId: seller.appId,
+      hwuid: 'air-1',
+      now: () => clock.now(),
+    });
+    assert.equal(claims.exp - claims.iat, 30 * 86_400);
+    clock.advance(30 * DAY);
+    const later = await signIn(email);
+    const answers: number[] = [];
+    for (const hwuid of ['air-1', 'pc-2', 'pc-3', 'pc-4']) {
+      if (hwuid !== 'air-1') assert.equal((await verify(license.key, hwuid)).valid, true);
+      answers.push((await release(later, license.id, hwuid)).status);
+    }
+    assert.deepEqual(answers, [303, 303, 303, 409]);
+  });
+
+  test('releases sent at once never pass the allowance', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const item = await product(seller, 'Race Tool', { portalDeviceReleases: 1 });
+    const license = await issueLicense(server, seller, { email, productId: item.id, maxDevices: 3 });
+    const devices = ['one', 'two', 'three'];
+    for (const hwuid of devices) assert.equal((await verify(license.key, hwuid)).valid, true);
+    const buyer = await signIn(email);
+    const csrf = await buyer.csrf();
+    const answers = await Promise.all(
+      devices.map((hwuid) =>
+        post(`/portal/licenses/${license.id}/devices/release`, { csrf, hwuid }, buyer.cookie),
+      ),
+    );
+    assert.deepEqual(answers.map((answer) => answer.status).sort(), [303, 409, 409]);
+    assert.equal((await boundDevices(seller, license.id)).length, 2);
+  });
+
+  test('a product that allows buyers no release sends them to the seller', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const item = await product(seller, 'Locked Tool', { portalDeviceReleases: 0 });
+    const license = await issueLicense(server, seller, { email, productId: item.id });
+    await verify(license.key, 'desk');
+    const buyer = await signIn(email);
+    assert.match(await buyer.page(), /Devices are released by the seller’s support only/);
+    const refused = await release(buyer, license.id, 'desk');
+    assert.equal(refused.status, 409);
+    assert.match(await refused.text(), /can be released by the seller’s support only/);
+    assert.deepEqual(await boundDevices(seller, license.id), [['desk', null]]);
+  });
+});

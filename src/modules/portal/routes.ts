@@ -244,7 +244,7 @@ export function registerPortalRoutes(
       schema: {
         summary: 'Release a device of one of the buyer’s licenses',
         description:
-          'Frees the device’s place, as the seller’s device release does (the next device can activate).',
+          'Frees the device’s place, as the seller’s device release does (the next device can activate), within the rules for buyers: not while an offline license file of the device is valid, and no more releases per license than the product allows in its period. A refusal changes nothing.',
         tags: ['portal'],
         params: LicenseParams,
         body: ReleaseForm,
@@ -253,6 +253,9 @@ export function registerPortalRoutes(
           303: seeOther('Released: back to the portal'),
           ...signedInForm,
           404: page('No license of the buyer’s has this id, or no such device is bound to it'),
+          409: page(
+            'The portal, saying why and from when the release is possible: an offline license file holds the device (data-code device_bound_offline), or the product’s release allowance is used up (release_limit_reached)',
+          ),
         },
       },
       handler: async (request, reply) =>
@@ -267,7 +270,7 @@ export function registerPortalRoutes(
       schema: {
         summary: 'Download a license file for an offline machine',
         description:
-          'Binds the device of the pasted activation request to one of the buyer’s licenses, exactly like the seller’s offline activation, and answers the signed license file to download.',
+          'Binds the device of the pasted activation request to one of the buyer’s licenses, exactly like the seller’s offline activation, and answers the signed license file to download. The file is valid for the product’s portalLicenseFileDays (30 by default, never past the license), and the device cannot be released here until it expires.',
         tags: ['portal'],
         params: LicenseParams,
         body: LicenseFileForm,

@@ -7,9 +7,12 @@ import type { Html } from '../checkout/index.js';
 import {
   effectiveStatus,
   type LicenseService,
+  LONGEST_RELEASE_PERIOD_DAYS,
   type OfflineActivation,
   parseActivationRequest,
+  releaseAllowance,
 } from '../licenses/index.js';
+import { PORTAL_POLICY_DEFAULTS } from '../products/index.js';
 import type { SubscriptionService } from '../subscriptions/index.js';
 import {
   confirmSignInPage,
@@ -18,6 +21,7 @@ import {
   type PortalView,
   portalPage,
   problemPage,
+  releaseRefusal,
   signInPage,
   statusWord,
 } from './pages.js';
@@ -150,10 +154,11 @@ export function createPortalService({
       store.buyerOrders(db, session.email),
       store.buyerSubscriptions(db, session.email),
     ]);
-    const devices = await store.devicesOf(
-      db,
-      licenseRows.map((row) => row.id),
-    );
+    const ids = licenseRows.map((row) => row.id);
+    const [devices, releases] = await Promise.all([
+      store.devicesOf(db, ids),
+      store.buyerReleasesOf(db, ids, new Date(now.getTime() - LONGEST_RELEASE_PERIOD_DAYS * 86_400_000)),
+    ]);
     return {
       email: session.email,
       csrf: session.csrf,
@@ -173,7 +178,16 @@ export function createPortalService({
             : row.max_devices === null
               ? `${bound.length} devices, no limit`
               : `${bound.length} of ${row.max_devices} devices`,
-          devices: bound.map((device) => ({ hwuid: device.hwuid, activatedAt: device.activated_at })),
+          devices: bound.map((device) => ({
+            hwuid: device.hwuid,
+            activatedAt: device.activated_at,
+            offlineUntil: device.offline_until && device.offline_until > now ? device.offline_until : null,
+          })),
+          releases: releaseAllowance(
+            row,
+            releases.filter((release) => release.license_id === row.id).map((release) => release.released_at),
+            now,
+          ),
         };
       }),
       orders: orders.map((row) => ({
@@ -281,7 +295,10 @@ export function createPortalService({
       return { redirect: '/portal?done=signed-out', cookie: clearedCookie() };
     },
 
-    /** Frees a device's place through the license service's own release. */
+    /**
+     * Frees a device's place through the license service's buyer release: refused with 409 while
+     * an offline file holds the device or when the product's release allowance is used up.
+     */
     async releaseDevice(
       token: string | undefined,
       licenseId: string,
@@ -291,11 +308,24 @@ export function createPortalService({
       if (refused) return refused;
       const license = await store.findBuyerLicense(db, session.email, licenseId);
       if (!license || !form.hwuid) return notFoundPage('Device');
+      let outcome: Awaited<ReturnType<typeof licenses.releaseBuyerDevice>>;
       try {
-        await licenses.releaseBuyerDevice(license.id, form.hwuid);
+        outcome = await licenses.releaseBuyerDevice(license.id, form.hwuid);
       } catch (error) {
         if (error instanceof AppError && error.code === 'not_found') return notFoundPage('Device');
         throw error;
+      }
+      if (!outcome.released) {
+        return {
+          status: 409,
+          page: portalPage(
+            await view(session, null, {
+              licenseId: license.id,
+              code: outcome.code,
+              message: releaseRefusal(outcome),
+            }),
+          ),
+        };
       }
       return { redirect: '/portal?done=device-released' };
     },
@@ -322,7 +352,11 @@ export function createPortalService({
         if (request.canonicalKey !== license.key || (request.appId && request.appId !== license.app_id)) {
           return problem(422, 'This activation request was written for another license key.');
         }
-        const file = await offline.activateLicense(license, request);
+        // The product's validity for files a buyer takes, not the seller's year: a short file
+        // keeps its device held (unreleasable here) for a short time only.
+        const file = await offline.activateLicense(license, request, {
+          validDays: license.portal_license_file_days ?? PORTAL_POLICY_DEFAULTS.portalLicenseFileDays,
+        });
         return { download: { filename: `license-${license.id.slice(0, 8)}.lic`, body: file.licenseFile } };
       } catch (error) {
         if (!(error instanceof AppError)) throw error;

@@ -180,6 +180,8 @@ export function buyerLicenses(db: Db, email: string) {
       'l.created_at',
       'p.name as product_name',
       'a.name as app_name',
+      'p.portal_device_releases',
+      'p.portal_release_period_days',
     ])
     .where(byBuyer('l.email', email))
     .where('u.deleted_at', 'is', null)
@@ -192,10 +194,22 @@ export function devicesOf(db: Db, licenseIds: readonly string[]) {
   if (licenseIds.length === 0) return Promise.resolve([]);
   return db
     .selectFrom('license_devices')
-    .select(['license_id', 'hwuid', 'activated_at'])
+    .select(['license_id', 'hwuid', 'activated_at', 'offline_until'])
     .where('license_id', 'in', [...licenseIds])
     .orderBy('activated_at')
     .orderBy('hwuid')
+    .execute();
+}
+
+/** The device releases the buyer made on these licenses after `since`, oldest first. */
+export function buyerReleasesOf(db: Db, licenseIds: readonly string[], since: Date) {
+  if (licenseIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('buyer_device_releases')
+    .select(['license_id', 'released_at'])
+    .where('license_id', 'in', [...licenseIds])
+    .where('released_at', '>', since)
+    .orderBy('released_at')
     .execute();
 }
 

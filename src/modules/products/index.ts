@@ -1,3 +1,3 @@
 export { registerProductRoutes } from './routes.js';
-export { FeatureList } from './schemas.js';
+export { FeatureList, PORTAL_POLICY_DEFAULTS } from './schemas.js';
 export { createProductService, type ProductService } from './service.js';

@@ -2,7 +2,7 @@ import { AppError, type ErrorDetail } from '../../platform/errors.js';
 import type { Tier } from '../../platform/http/principal.js';
 import { currencyExponent, decimalPlaces, isSupportedCurrency } from '../../platform/money.js';
 import { tierAtLeast } from '../users/index.js';
-import type { ProductInput, ProductResource } from './schemas.js';
+import { PORTAL_POLICY_DEFAULTS, type ProductInput, type ProductResource } from './schemas.js';
 
 /** A product's writable state, as the rules see it. */
 export type ProductState = Omit<ProductResource, 'id' | 'userId' | 'checkoutUrl' | 'createdAt' | 'updatedAt'>;
@@ -32,6 +32,7 @@ export const PRODUCT_DEFAULTS = {
   trialDays: null,
   sendLicenseToCustomer: false,
   merchantWebhookUrl: null,
+  ...PORTAL_POLICY_DEFAULTS,
 } as const satisfies Partial<ProductState>;
 
 /**

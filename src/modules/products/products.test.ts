@@ -74,6 +74,9 @@ const RESOURCE_FIELDS = [
   'callbackSecret',
   'merchantWebhookUrl',
   'trialDays',
+  'portalLicenseFileDays',
+  'portalDeviceReleases',
+  'portalReleasePeriodDays',
   'checkoutUrl',
   'createdAt',
   'updatedAt',
@@ -97,6 +100,9 @@ describe('creating products', () => {
     assert.deepEqual(product.licenseEmails, []);
     assert.deepEqual(product.features, []);
     assert.equal(product.trialDays, null);
+    assert.equal(product.portalLicenseFileDays, 30);
+    assert.equal(product.portalDeviceReleases, 3);
+    assert.equal(product.portalReleasePeriodDays, 30);
     for (const flag of [
       'partnerTaxEnabled',
       'partnerIdentityRequired',
@@ -237,6 +243,11 @@ describe('bad input answers 400 naming the field and writes nothing', () => {
     ['a blank name', { name: '   ' }, 'name'],
     ['an over-long description', { description: 'd'.repeat(5001) }, 'description'],
     ['an invalid licence e-mail', { licenseEmails: ['not-an-email'] }, 'licenseEmails.0'],
+    ['a portal file valid 0 days', { portalLicenseFileDays: 0 }, 'portalLicenseFileDays'],
+    ['a portal file valid 3651 days', { portalLicenseFileDays: 3651 }, 'portalLicenseFileDays'],
+    ['a negative release allowance', { portalDeviceReleases: -1 }, 'portalDeviceReleases'],
+    ['a fractional release allowance', { portalDeviceReleases: 1.5 }, 'portalDeviceReleases'],
+    ['a release period of 366 days', { portalReleasePeriodDays: 366 }, 'portalReleasePeriodDays'],
     ['an unknown field', { colour: 'blue' }, 'colour'],
     ['a server-owned field', { userId: '00000000-0000-7000-8000-000000000000' }, 'userId'],
     ['recurring billing without an interval', { billingType: 'recurring' }, 'interval'],
@@ -372,6 +383,15 @@ describe('updating products', () => {
       await server.api.patch(`/products/${product.id}`, { price: 24.5 }, { token: seller.token })
     ).expect(200).body;
     assert.equal(patched.price, 24.5);
+    const portal = { portalLicenseFileDays: 7, portalDeviceReleases: 0, portalReleasePeriodDays: 365 };
+    const settings = (
+      await server.api.patch(`/products/${product.id}`, portal, { token: seller.token })
+    ).expect(200).body;
+    assert.deepEqual(
+      [settings.portalLicenseFileDays, settings.portalDeviceReleases, settings.portalReleasePeriodDays],
+      [7, 0, 365],
+    );
+    assert.equal(settings.price, 24.5);
     assert.equal(patched.description, 'Original');
     assert.equal(patched.successUrl, 'https://example.com/ok');
     assert.equal(patched.callbackSecret, product.callbackSecret);

@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { APP_SCOPED, noContent, type RouteErrors } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
@@ -44,7 +45,9 @@ export function registerProductRoutes(app: HttpApp, products: ProductService): v
       errors: { ...changing, not_found: 'the app named by appId does not exist or is another seller’s' },
     },
     handler: async (request, reply) =>
-      reply.status(201).send(await products.create(principalOf(request), request.body)),
+      reply
+        .status(201)
+        .send(await products.create(principalOf(request), request.body, idempotentAnswer(request))),
   });
 
   app.get('/products/:id', {

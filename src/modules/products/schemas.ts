@@ -36,6 +36,31 @@ const TrialDays = Nullable(
     errorMessage: 'must be a whole number of days from 1 to 365, or null',
   }),
 );
+/**
+ * What buyers may do in the portal, per product; a license without a product gets these
+ * defaults. A file is valid a month, and a buyer may free up to three device places in any
+ * 30 days (a new laptop, a reinstall and a slip), so one place serves at most four machines a month.
+ */
+export const PORTAL_POLICY_DEFAULTS = {
+  portalLicenseFileDays: 30,
+  portalDeviceReleases: 3,
+  portalReleasePeriodDays: 30,
+} as const;
+const PortalLicenseFileDays = Type.Integer({
+  minimum: 1,
+  maximum: 3650,
+  errorMessage: 'must be a whole number of days from 1 to 3650',
+});
+const PortalDeviceReleases = Type.Integer({
+  minimum: 0,
+  maximum: 1000,
+  errorMessage: 'must be a whole number from 0 to 1000',
+});
+const PortalReleasePeriodDays = Type.Integer({
+  minimum: 1,
+  maximum: 365,
+  errorMessage: 'must be a whole number of days from 1 to 365',
+});
 const SecretText = Type.String({
   minLength: 32,
   maxLength: 256,
@@ -73,6 +98,9 @@ const writable = {
   merchantWebhookUrl: Nullable(HttpUrl),
   features: FeatureList,
   trialDays: TrialDays,
+  portalLicenseFileDays: PortalLicenseFileDays,
+  portalDeviceReleases: PortalDeviceReleases,
+  portalReleasePeriodDays: PortalReleasePeriodDays,
 };
 
 type Writable = typeof writable;
@@ -127,6 +155,11 @@ export const Product = Type.Object({
   features: Type.Array(Type.String()),
   /** Days of the free trial the hosted checkout offers (a trial license per e-mail and device); null: none. */
   trialDays: Nullable(Type.Integer()),
+  /** Days a license file the buyer downloads from the portal is valid (never past the license). */
+  portalLicenseFileDays: Type.Integer(),
+  /** Device releases a buyer may make from the portal per license, in any portalReleasePeriodDays. */
+  portalDeviceReleases: Type.Integer(),
+  portalReleasePeriodDays: Type.Integer(),
   /** The hosted checkout page that sells this product, to link to from the seller's site. */
   checkoutUrl: Type.String(),
   createdAt: Timestamp,

@@ -3,6 +3,7 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
 import type { ProductRow } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -170,6 +171,7 @@ export function createProductService({
     async create(
       principal: Principal,
       input: ProductInput & Pick<ProductState, 'name' | 'price' | 'currency'>,
+      answer?: IdempotentAnswer<ProductResource>,
     ) {
       const appId = input.appId ?? apiKeyAppId(principal);
       if (!appId) throw invalidField('appId', 'is required: the app whose licenses this product sells');
@@ -187,14 +189,19 @@ export function createProductService({
         },
         { ...PRODUCT_DEFAULTS },
       );
-      const row = await store.insertProduct(db, {
-        ...state,
-        id: newId(),
-        userId: principal.userId,
-        now: clock.now(),
+      const created = await db.transaction().execute(async (trx) => {
+        const row = await store.insertProduct(trx, {
+          ...state,
+          id: newId(),
+          userId: principal.userId,
+          now: clock.now(),
+        });
+        const created = present(row);
+        await answer?.keep(trx, created);
+        return created;
       });
-      log.info({ productId: row.id, appId: row.app_id }, 'product.created');
-      return present(row);
+      log.info({ productId: created.id, appId: created.appId }, 'product.created');
+      return created;
     },
 
     get: async (principal: Principal, id: string) => present(await requireOwnedProduct(principal, id)),
@@ -306,6 +313,9 @@ export function toProduct(row: ProductRow): Omit<ProductResource, 'checkoutUrl'>
     merchantWebhookUrl: row.merchant_webhook_url,
     features: row.features,
     trialDays: row.trial_days,
+    portalLicenseFileDays: row.portal_license_file_days,
+    portalDeviceReleases: row.portal_device_releases,
+    portalReleasePeriodDays: row.portal_release_period_days,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

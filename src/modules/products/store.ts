@@ -39,6 +39,9 @@ function toColumns(product: ProductState): ProductColumns {
     merchant_webhook_url: product.merchantWebhookUrl,
     features: product.features,
     trial_days: product.trialDays,
+    portal_license_file_days: product.portalLicenseFileDays,
+    portal_device_releases: product.portalDeviceReleases,
+    portal_release_period_days: product.portalReleasePeriodDays,
   };
 }
 

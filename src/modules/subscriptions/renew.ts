@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Executor } from '../../platform/db/database.js';
 import type { NamedLocks } from '../../platform/db/named-lock.js';
 import type { OrderRow, SubscriptionRow } from '../../platform/db/schema.js';
 import { AppError, invalidField } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { iso, isoOrNull } from '../../platform/http/schemas.js';
 import { isUuid, newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
@@ -17,6 +19,7 @@ import {
 import { sameSecret } from '../../platform/secrets.js';
 import type { LicenseService } from '../licenses/index.js';
 import { addInterval, moveOrder, type PaymentPartner, recordMerchantEvent } from '../payments/index.js';
+import type { RenewalCharged } from './schemas.js';
 import { recordSubscriptionEvent } from './service.js';
 import * as store from './store.js';
 
@@ -27,6 +30,8 @@ export const RENEWAL_WINDOW_MS = 7 * 24 * 60 * 60_000;
 export const RENEWAL_REPLAY_MS = 24 * 60 * 60_000;
 
 export type Renewals = ReturnType<typeof createRenewals>;
+
+type Charged = IdempotentAnswer<Static<typeof RenewalCharged>>;
 
 /**
  * Renewal charges sent by the seller's backend to the checkout host. One charge per period: the
@@ -50,7 +55,7 @@ export function createRenewals({
   licenses: Pick<LicenseService, 'extendForRenewal'>;
   locks: Pick<NamedLocks, 'hold'>;
 }) {
-  async function answer(db: Db, order: OrderRow, duplicate: boolean) {
+  async function answer(db: Executor, order: OrderRow, duplicate: boolean) {
     const subscription = await store.findSubscription(db, order.subscription_id as string);
     return {
       success: true as const,
@@ -66,8 +71,11 @@ export function createRenewals({
     };
   }
 
-  /** Pays the period: the order, the period and the license expiry move together, once. */
-  async function settlePaid(db: Db, order: OrderRow, subscription: SubscriptionRow) {
+  /**
+   * Pays the period: the order, the period and the license expiry move together, once, with the
+   * idempotent request's answer.
+   */
+  async function settlePaid(db: Db, order: OrderRow, subscription: SubscriptionRow, idempotent?: Charged) {
     const now = clock.now();
     const periodEnd = subscription.current_period_end;
     const base = periodEnd.getTime() > now.getTime() ? periodEnd : now;
@@ -86,12 +94,18 @@ export function createRenewals({
           amount: fromDecimalString(paid.amount),
           currency: paid.currency,
         });
+      if (idempotent) await idempotent.keep(trx, await answer(trx, paid, false));
       return true;
     });
   }
 
   /** The charge itself, under the subscription's lock: what it reads stays true until it is recorded. */
-  async function chargeHeld(db: Db, subscriptionId: string, input: { amount: number; currency: string }) {
+  async function chargeHeld(
+    db: Db,
+    subscriptionId: string,
+    input: { amount: number; currency: string },
+    idempotent?: Charged,
+  ) {
     const subscription = await store.findSubscription(db, subscriptionId);
     if (subscription.status !== 'active')
       throw new AppError('subscription_inactive', 'This subscription is canceled; it cannot be renewed');
@@ -154,7 +168,7 @@ export function createRenewals({
     });
     await store.setPartnerPayment(db, order.id, intent.id);
     if (intent.status === 'succeeded') {
-      const settledHere = await settlePaid(db, order, subscription);
+      const settledHere = await settlePaid(db, order, subscription, idempotent);
       const current = (await store.findRenewalOrder(db, subscription.id, periodEnd)) ?? order;
       if (settledHere)
         log.info({ subscriptionId: subscription.id, orderId: order.id }, 'subscription.renewed');
@@ -176,12 +190,15 @@ export function createRenewals({
   }
 
   return {
-    async charge(input: {
-      subscriptionId: string;
-      amount: number;
-      currency: string;
-      callbackSecret: string;
-    }) {
+    async charge(
+      input: {
+        subscriptionId: string;
+        amount: number;
+        currency: string;
+        callbackSecret: string;
+      },
+      idempotent?: Charged,
+    ) {
       const found = isUuid(input.subscriptionId)
         ? await store.findForRenewal(db, input.subscriptionId)
         : undefined;
@@ -189,7 +206,7 @@ export function createRenewals({
       if (!sameSecret(found?.callbackSecret ?? '', input.callbackSecret) || !found)
         throw new AppError('invalid_callback_secret', 'The subscription and callback secret do not match');
       return locks.hold(`subscription:${found.subscription.id}`, (db) =>
-        chargeHeld(db, found.subscription.id, input),
+        chargeHeld(db, found.subscription.id, input, idempotent),
       );
     },
   };

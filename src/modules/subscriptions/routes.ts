@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED } from '../../platform/http/responses.js';
@@ -43,7 +44,8 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
         subscription_inactive: 'the subscription is already canceled',
       },
     },
-    handler: (request) => subscriptions.cancel(principalOf(request), request.params.id),
+    handler: (request) =>
+      subscriptions.cancel(principalOf(request), request.params.id, idempotentAnswer(request)),
   });
 }
 
@@ -67,11 +69,14 @@ export function registerRenewalRoutes(app: HttpApp, renewals: Renewals, limits: 
       },
     },
     handler: (request) =>
-      renewals.charge({
-        subscriptionId: request.body.subscription_id,
-        amount: request.body.amount,
-        currency: request.body.currency,
-        callbackSecret: request.body.callback_secret,
-      }),
+      renewals.charge(
+        {
+          subscriptionId: request.body.subscription_id,
+          amount: request.body.amount,
+          currency: request.body.currency,
+          callbackSecret: request.body.callback_secret,
+        },
+        idempotentAnswer(request),
+      ),
   });
 }

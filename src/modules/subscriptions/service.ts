@@ -3,6 +3,7 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import type { NamedLocks } from '../../platform/db/named-lock.js';
 import type { SubscriptionRow, SubscriptionStatus } from '../../platform/db/schema.js';
 import { AppError } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
@@ -46,13 +47,13 @@ export function createSubscriptionService({
      * its expiry (the end of the paid period). A second cancel answers 409. It waits for a
      * renewal charge in progress (under the same lock), so none is recorded after it.
      */
-    async cancel(principal: Principal, id: string) {
+    async cancel(principal: Principal, id: string, answer?: IdempotentAnswer<Canceled>) {
       const owned = visibleTo(
         principal,
         await store.findOwnedSubscription(db, principal.userId, id),
         'Subscription',
       );
-      return cancelOwned(owned);
+      return cancelOwned(owned, answer);
     },
 
     /**
@@ -64,14 +65,17 @@ export function createSubscriptionService({
     },
   };
 
-  async function cancelOwned(owned: SubscriptionRow) {
+  async function cancelOwned(owned: SubscriptionRow, answer?: IdempotentAnswer<Canceled>) {
     const id = owned.id;
     // The row's own id names the lock, as the renewal charge does, whatever the URL's spelling.
     const { canceled, now } = await locks.hold(`subscription:${owned.id}`, async (held) => {
       const now = clock.now();
       const canceled = await held.transaction().execute(async (trx) => {
         const moved = await store.cancelSubscription(trx, id, now);
-        if (moved) await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
+        if (moved) {
+          await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
+          await answer?.keep(trx, canceledAnswer(moved, now));
+        }
         return moved;
       });
       return { canceled, now };
@@ -89,9 +93,17 @@ export function createSubscriptionService({
         );
     }
     log.info({ subscriptionId: id }, 'subscription.canceled');
-    return { id: canceled.id, status: 'canceled' as const, canceledAt: iso(now) };
+    return canceledAnswer(canceled, now);
   }
 }
+
+type Canceled = ReturnType<typeof canceledAnswer>;
+
+const canceledAnswer = (subscription: SubscriptionRow, now: Date) => ({
+  id: subscription.id,
+  status: 'canceled' as const,
+  canceledAt: iso(now),
+});
 
 /** A merchant event about a subscription, in the caller's transaction. */
 export async function recordSubscriptionEvent(

@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import {
@@ -30,7 +31,9 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
       errors: { ...APP_SCOPED, not_found: 'the app named by appId does not exist or is another seller’s' },
     },
     handler: async (request, reply) =>
-      reply.status(201).send(await webhooks.create(principalOf(request), request.body)),
+      reply
+        .status(201)
+        .send(await webhooks.create(principalOf(request), request.body, idempotentAnswer(request))),
   });
 
   app.get('/webhooks', {

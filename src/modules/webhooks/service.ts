@@ -2,6 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { WebhookEndpointRow } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
@@ -113,20 +114,27 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
     async create(
       principal: Principal,
       input: { url: string; events: string[]; secret?: string; appId?: string },
+      answer?: IdempotentAnswer<WebhookResource & { secret: string }>,
     ) {
       const appId = input.appId ?? apiKeyAppId(principal);
       if (appId) await apps.requireOwnedApp(principal, appId);
       const secret = input.secret ?? generateWebhookSecret();
-      const row = await store.insertEndpoint(db, {
-        userId: principal.userId,
-        appId,
-        url: checkUrl(input.url),
-        events: input.events,
-        secret,
-        now: clock.now(),
+      const url = checkUrl(input.url);
+      const created = await db.transaction().execute(async (trx) => {
+        const row = await store.insertEndpoint(trx, {
+          userId: principal.userId,
+          appId,
+          url,
+          events: input.events,
+          secret,
+          now: clock.now(),
+        });
+        const created = { ...toWebhook(row), secret };
+        await answer?.keep(trx, created);
+        return created;
       });
-      log.info({ endpointId: row.id }, 'webhook.endpoint.created');
-      return { ...toWebhook(row), secret };
+      log.info({ endpointId: created.id }, 'webhook.endpoint.created');
+      return created;
     },
 
     async list(principal: Principal, page: store.PageByNumber) {

@@ -92,6 +92,10 @@ export interface ProductsTable {
   features: string[];
   /** Days of the free trial the hosted checkout offers; null: no trial (migration 0018). */
   trial_days: number | null;
+  /** What buyers may do in the portal: file validity, releases per period (migration 0022). */
+  portal_license_file_days: number;
+  portal_device_releases: number;
+  portal_release_period_days: number;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -139,8 +143,10 @@ export interface LicensesTable {
   lease_seconds: ColumnType<number | null, number | null | undefined, number | null>;
   /** Set when the license began as a trial: its trial's end (migration 0018). */
   trial_ends_at: NullableTimestamp;
-  /** When a payment turned the trial into a paid license. */
+  /** When a payment turned the trial into a paid license, or (since migration 0020) ended it. */
   converted_at: NullableTimestamp;
+  /** On a trial a payment ended: the paid license issued in its place (migration 0020). */
+  replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -164,6 +170,14 @@ export interface LicenseDevicesTable {
   license_id: string;
   hwuid: string;
   activated_at: Timestamp;
+  /** The latest expiry of the offline license files signed for the device (migration 0022). */
+  offline_until: Generated<Date | null>;
+}
+
+/** A device release a buyer made in the portal, counted against the product's allowance. */
+export interface BuyerDeviceReleasesTable {
+  license_id: string;
+  released_at: Date;
 }
 
 /** A seat held on a floating license; it counts only while its lease has not lapsed. */
@@ -176,11 +190,24 @@ export interface LicenseSeatsTable {
 
 export interface SigningKeysTable {
   kid: string;
-  private_pem: string;
+  /** Sealed (license-tokens/key-sealing.ts); PEM on rows from before migration 0023 until a start seals them. */
+  sealed_private_key: string;
+  /** What the key signs: license tokens, or license files and revocation lists (migration 0023). */
+  purpose: SigningKeyPurpose;
   public_jwk: ColumnType<Record<string, unknown>, string, string>;
   published_at: Date;
   activates_at: Date;
   unpublish_at: Date | null;
+}
+
+export type SigningKeyPurpose = 'token' | 'offline';
+
+/** Each app's revocation list version, which only grows (migration 0023). */
+export interface RevocationListVersionsTable {
+  app_id: string;
+  version: number;
+  /** SHA-256 of the list's entries the version was given to. */
+  digest: string;
 }
 
 export interface RevokedTokensTable {
@@ -264,6 +291,16 @@ export interface OrdersTable {
   mirror_token: ColumnType<string | null, string | null | undefined, string | null>;
   subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
   renewal_period_end: NullableTimestamp;
+  /**
+   * The billing the order was opened with, which its fulfilment follows (migration 0020); null
+   * on renewal orders, whose terms are their subscription's.
+   */
+  billing_type: ColumnType<BillingType | null, BillingType | null | undefined, BillingType | null>;
+  billing_interval: ColumnType<
+    BillingInterval | null,
+    BillingInterval | null | undefined,
+    BillingInterval | null
+  >;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -354,7 +391,7 @@ export interface IdempotencyKeysTable {
   claim_id: string;
   status_code: number | null;
   content_type: string | null;
-  /** Encrypted with a key derived from the Idempotency-Key (base64url). */
+  /** Sealed under IDEMPOTENCY_SECRET, the scope and the Idempotency-Key (AES-256-GCM, base64url). */
   response_body: string | null;
   request_id: string | null;
   created_at: Date;
@@ -368,9 +405,11 @@ export interface Schema {
   products: ProductsTable;
   licenses: LicensesTable;
   license_devices: LicenseDevicesTable;
+  buyer_device_releases: BuyerDeviceReleasesTable;
   license_seats: LicenseSeatsTable;
   trial_claims: TrialClaimsTable;
   signing_keys: SigningKeysTable;
+  revocation_list_versions: RevocationListVersionsTable;
   revoked_tokens: RevokedTokensTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

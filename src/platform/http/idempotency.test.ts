@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createDecipheriv, createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import {
@@ -15,6 +15,7 @@ import {
 import { assertError, type HttpClient, type HttpResponse } from '../../testing/http-client.js';
 import { buyWithSandbox, createMonthlyProduct } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
+import { canonicalJson } from './idempotency.js';
 
 /**
  * Idempotency-Key on the creating POSTs of both hosts, HTTP in and database out. The file moves
@@ -169,7 +170,7 @@ describe('a creating request sent again with its Idempotency-Key', () => {
     }
   });
 
-  test('while the first is still in progress answers 409 with Retry-After; a claim left stale is taken over', async () => {
+  test('while the first is still in progress answers 409 with Retry-After, and a claim left behind is never taken over until it expires', async () => {
     const seller = await sellerWithApp(server);
     const key = randomUUID();
     const body = { email: 'stale@example.com' };
@@ -178,23 +179,30 @@ describe('a creating request sent again with its Idempotency-Key', () => {
     const scope = `seller:${seller.user.id}`;
     await server.db
       .updateTable('idempotency_keys')
-      .set({ state: 'in_progress', created_at: clock.now() })
+      .set({ state: 'in_progress', status_code: null, response_body: null, created_at: clock.now() })
       .where('scope', '=', scope)
       .execute();
     const busy = await issue(seller, key, body);
     assertError(busy, 409, 'idempotency_key_in_use');
     assert.equal(busy.headers.get('retry-after'), '1');
-    assert.equal(await licensesOf(seller.appId), 1);
 
+    // Its node died, maybe after part of the work: the key waits out its 24 hours, never redone.
     await server.db
       .updateTable('idempotency_keys')
       .set({ created_at: new Date(clock.now().getTime() - 6 * 60_000) })
       .where('scope', '=', scope)
       .execute();
-    const redone = (await issue(seller, key, body)).expect(201);
-    assert.equal(redone.headers.get(REPLAYED), null);
+    const abandoned = await issue(seller, key, body);
+    assertError(abandoned, 409, 'idempotency_key_in_use');
+    assert.equal(Number(abandoned.headers.get('retry-after')), DAY / 1000 - 6 * 60);
+    clock.advance(23 * HOUR);
+    assertError(await issue(seller, key, body), 409, 'idempotency_key_in_use');
+    assert.equal(await licensesOf(seller.appId), 1);
+
+    clock.advance(HOUR);
+    const fresh = (await issue(seller, key, body)).expect(201);
+    assert.equal(fresh.headers.get(REPLAYED), null);
     assert.equal(await licensesOf(seller.appId), 2);
-    assertReplay(redone, await issue(seller, key, body));
   });
 
   test('after a 5xx is not kept: the retry does the work', async () => {
@@ -246,6 +254,153 @@ describe('a creating request sent again with its Idempotency-Key', () => {
     const fresh = (await issue(seller, key, { email: 'other@example.com' })).expect(201);
     assert.equal(fresh.headers.get(REPLAYED), null);
     assert.notEqual(fresh.body.id, first.body.id);
+  });
+});
+
+/** Runs `work` while the database refuses to mark a key done: no answer can be kept. */
+async function whileAnswersCannotBeKept<T>(work: () => Promise<T>): Promise<T> {
+  await sql
+    .raw(`create or replace function refuse_kept_answer() returns trigger language plpgsql as $$
+        begin raise exception 'injected fault: the answer cannot be kept'; end $$;
+      create trigger refuse_kept_answer before update on idempotency_keys
+        for each row when (new.state = 'done') execute function refuse_kept_answer();`)
+    .execute(server.db);
+  try {
+    return await work();
+  } finally {
+    await sql.raw('drop trigger refuse_kept_answer on idempotency_keys').execute(server.db);
+  }
+}
+
+describe('an idempotent request whose work has committed', () => {
+  test('commits its answer with its work: when the answer cannot be kept, nothing is issued, and a retry 6 minutes on issues one license', async () => {
+    const seller = await sellerWithApp(server);
+    const key = randomUUID();
+    const body = { email: 'unkept@example.com' };
+    const failed = await whileAnswersCannotBeKept(() => issue(seller, key, body));
+    assertError(failed, 500, 'internal_error');
+    assert.equal(await licensesOf(seller.appId), 0, 'the work went with the answer');
+
+    clock.advance(6 * 60_000);
+    const retried = (await issue(seller, key, body)).expect(201);
+    assert.equal(retried.headers.get(REPLAYED), null);
+    clock.advance(6 * 60_000);
+    assertReplay(retried, await issue(seller, key, body));
+    assert.equal(await licensesOf(seller.appId), 1);
+  });
+
+  test('keeps its answer through a 5xx raised after the commit: the retry replays it and issues nothing more', async () => {
+    const seller = await sellerWithApp(server);
+    const key = randomUUID();
+    const body = { email: 'late-failure@example.com' };
+    // A license whose metadata breaks the License answer's schema: the handler commits, then its
+    // answer fails the response check and the client gets 500 (a bug after the commit).
+    const trigger = `odd_metadata_${seller.appId.replaceAll('-', '')}`;
+    await sql
+      .raw(`create function ${trigger}() returns trigger language plpgsql as $$
+          begin
+            if new.app_id = '${seller.appId}' then new.metadata := '[1, 2]'::jsonb; end if;
+            return new;
+          end $$;
+        create trigger ${trigger} before insert on licenses for each row execute function ${trigger}();`)
+      .execute(server.db);
+    try {
+      assertError(await issue(seller, key, body), 500, 'internal_error');
+    } finally {
+      await sql.raw(`drop trigger ${trigger} on licenses`).execute(server.db);
+    }
+    assert.equal(await licensesOf(seller.appId), 1);
+
+    const retried = await issue(seller, key, body);
+    assert.equal(retried.status, 201, retried.text);
+    assert.equal(retried.headers.get(REPLAYED), 'true');
+    assert.equal(await licensesOf(seller.appId), 1, 'the retry did not issue a second license');
+  });
+});
+
+/** How keys and answers were derived before IDEMPOTENCY_SECRET: from the key alone. */
+const keyOnlyHash = (key: string) => createHash('sha256').update(`idempotency-key\u0000${key}`).digest('hex');
+const keyOnlyAnswerKey = (scope: string, key: string) =>
+  createHash('sha256').update(`idempotency-body\u0000${scope}\u0000${key}`).digest();
+
+function openWith(answerKey: Buffer, stored: string): string {
+  const bytes = Buffer.from(stored, 'base64url');
+  const decipher = createDecipheriv('aes-256-gcm', answerKey, bytes.subarray(0, 12));
+  decipher.setAuthTag(bytes.subarray(12, 28));
+  return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+}
+
+describe('kept keys and answers, read from the database', () => {
+  test('give nothing to whoever guesses the key: not the key, not the request, not the new API key', async () => {
+    const seller = await sellerWithApp(server);
+    // The kind of key a client picks when told to use its order id.
+    const key = `order-${Math.floor(Math.random() * 10_000)}`;
+    const created = (
+      await server.api.post(`/apps/${seller.appId}/api-keys`, { name: 'ci' }, withKey(key, seller.token))
+    ).expect(201).body;
+    const scope = `seller:${seller.user.id}`;
+    const rows = await server.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('scope', '=', scope)
+      .execute();
+    assert.equal(rows.length, 1);
+    const [row] = rows as [(typeof rows)[number]];
+
+    // The guess is right, yet it names no row and opens no answer.
+    assert.notEqual(row.key_hash, keyOnlyHash(key));
+    for (const hash of [key, `${scope}\u0000${key}`].map((text) =>
+      createHash('sha256').update(text).digest('hex'),
+    ))
+      assert.notEqual(row.key_hash, hash);
+    assert.throws(() => openWith(keyOnlyAnswerKey(scope, key), row.response_body as string));
+    // Nor does the request, whose body may carry a secret, match a guess of it.
+    const request = canonicalJson([
+      'POST',
+      '/v1/apps/:appId/api-keys',
+      { appId: seller.appId },
+      {},
+      { name: 'ci' },
+    ]);
+    assert.notEqual(row.fingerprint, createHash('sha256').update(request).digest('hex'));
+    assert.ok(!JSON.stringify(row).includes(created.key));
+
+    // The service itself still replays it.
+    const again = await server.api.post(
+      `/apps/${seller.appId}/api-keys`,
+      { name: 'ci' },
+      withKey(key, seller.token),
+    );
+    assert.equal(again.headers.get(REPLAYED), 'true');
+    assert.equal(again.body.key, created.key);
+  });
+
+  test('open only in the row they were kept in: an answer moved to another key is not handed out', async () => {
+    const seller = await sellerWithApp(server);
+    const [mine, theirs] = [randomUUID(), randomUUID()];
+    const create = (key: string) =>
+      server.api.post(`/apps/${seller.appId}/api-keys`, { name: 'ci' }, withKey(key, seller.token));
+    const first = (await create(mine)).expect(201);
+    const second = (await create(theirs)).expect(201);
+    // Whoever can write the table copies the first answer over the second key's.
+    const kept = (response: HttpResponse) =>
+      server.db
+        .selectFrom('idempotency_keys')
+        .select('response_body')
+        .where('request_id', '=', response.headers.get('x-request-id'))
+        .executeTakeFirstOrThrow();
+    await server.db
+      .updateTable('idempotency_keys')
+      .set({ response_body: (await kept(first)).response_body })
+      .where('request_id', '=', second.headers.get('x-request-id'))
+      .execute();
+    const stolen = await server.api.post(
+      `/apps/${seller.appId}/api-keys`,
+      { name: 'ci' },
+      withKey(theirs, seller.token),
+    );
+    assertError(stolen, 500, 'internal_error');
+    assert.ok(!stolen.text.includes(first.body.key));
   });
 });
 
@@ -504,6 +659,19 @@ describe('every creating route', () => {
       // Another key is another request.
       const other = await route.send(randomUUID(), ctx);
       assert.equal(other.headers.get(REPLAYED), null);
+    });
+
+    test(`${name} commits its answer with its work: when the answer cannot be kept, the retry does the work once`, async () => {
+      const ctx: Ctx = { seller: await sellerWithApp(server) };
+      await route.prepare?.(ctx);
+      const before = await route.count(ctx);
+      const key = randomUUID();
+      assertError(await whileAnswersCannotBeKept(() => route.send(key, ctx)), 500, 'internal_error');
+      const retried = await route.send(key, ctx);
+      assert.ok(retried.status < 300, `${name} answered ${retried.status}: ${retried.text}`);
+      assert.equal(retried.headers.get(REPLAYED), null);
+      assertReplay(retried, await route.send(key, ctx));
+      assert.equal(await route.count(ctx), before + 1, `${name} did the work once`);
     });
   }
 

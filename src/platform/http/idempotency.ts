@@ -1,8 +1,9 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { sql } from 'kysely';
 import Type, { type TSchema } from 'typebox';
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/database.js';
+import type { Db, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Log } from '../log.js';
@@ -12,22 +13,26 @@ import type { Principal } from './principal.js';
 /**
  * Idempotent requests: a route declaring `config: { idempotent: true }` (the creating POSTs)
  * accepts an `Idempotency-Key` header. The first request with a key claims it in the database
- * (one conditional insert) before its handler runs, and its answer is kept for 24 hours; a retry
- * with the same key and the same request gets that answer again, marked
- * `Idempotent-Replayed: true`, without the work being done twice, on any node. The same key with
- * another request answers 422 `idempotency_key_reused`; while the first is still running, 409
- * `idempotency_key_in_use`. A 5xx answer releases the claim, so the retry does the work; a claim
- * left by a node that died is taken over after STALE_CLAIM_MS. docs/api-conventions.md says
- * the same for clients.
+ * (one conditional insert) before its handler runs. Its service keeps the answer in the
+ * transaction that does the work (`IdempotentAnswer`), so work and answer commit together or not
+ * at all. A retry with the same key and request, within 24 hours and on any node, gets that
+ * answer again, marked `Idempotent-Replayed: true`. The same key with another request answers
+ * 422 `idempotency_key_reused`; a claim still in progress answers 409 `idempotency_key_in_use`
+ * and is never taken over, even once its node has died (it may have done part of its work), until
+ * it expires. A refusal (4xx) is kept once sent; a 5xx frees a claim still in progress, while an
+ * answer committed with the work stays. Keys are hashed, and answers encrypted, under the
+ * server's secret. docs/api-conventions.md says the same for clients.
  */
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
 /** How long a key and its answer are remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** An in-progress claim this old belongs to an attempt that will not finish (its node died). */
+/** A claim in progress this long belongs to an attempt that will not finish (its node died). */
 export const STALE_CLAIM_MS = 5 * 60 * 1000;
-const IN_USE_RETRY_AFTER_SECONDS = '1';
+const IN_USE_RETRY_AFTER_SECONDS = 1;
+/** What Fastify writes for a serialized body: the kept answer says the same. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** The optional header as the route schema declares it: validated, and shown in the API reference. */
 const KeyHeader = Type.String({
@@ -45,12 +50,19 @@ interface Caller {
   appId: string | null;
 }
 
-interface Attempt extends Caller {
+/** A key under one secret: where its row is, the request's fingerprint, what opens the answer. */
+interface KeyName {
   keyHash: string;
-  /** Encrypts the stored answer; derived from the key, which is never stored. */
-  bodyKey: Buffer;
   fingerprint: string;
+  answerKey: Buffer;
+}
+
+interface Attempt extends Caller {
   claimId: string;
+  /** Under each secret, newest first; a claim is made under the first. The key itself is never stored. */
+  names: [KeyName, ...KeyName[]];
+  /** Whether the service kept the answer in its transaction. */
+  kept: boolean;
 }
 
 interface StoredAnswer {
@@ -60,28 +72,121 @@ interface StoredAnswer {
   requestId: string | null;
 }
 
+interface KeyRow {
+  fingerprint: string;
+  app_id: string | null;
+  state: string;
+  status_code: number | null;
+  content_type: string | null;
+  response_body: string | null;
+  request_id: string | null;
+  created_at: Date;
+}
+
 type ClaimOutcome =
   | { kind: 'claimed' }
   | { kind: 'reused'; why: 'request' | 'credential' }
-  | { kind: 'in_use' }
+  /** `abandoned`: in progress past STALE_CLAIM_MS; `retryAfter`: seconds until a retry may do better. */
+  | { kind: 'in_use'; abandoned: boolean; retryAfter: number }
   | { kind: 'replay'; answer: StoredAnswer };
+
+/**
+ * The answer of an idempotent request, kept by its service inside the transaction that does the
+ * work, so a retry finds it exactly when the work committed. Routes pass `idempotentAnswer(request)`
+ * down; it is undefined when the request carries no key.
+ */
+export interface IdempotentAnswer<T> {
+  keep(trx: Executor, answer: T): Promise<void>;
+}
+
+const answers = new WeakMap<FastifyRequest, IdempotentAnswer<unknown>>();
+
+/** The request's answer keeper, when it claimed an Idempotency-Key. */
+export function idempotentAnswer(request: FastifyRequest): IdempotentAnswer<unknown> | undefined {
+  return answers.get(request);
+}
 
 export type IdempotencyKeys = ReturnType<typeof createIdempotencyKeys>;
 
-/** The table behind the keys (migrations/0014_idempotency.sql): claim, complete, release, purge. */
-export function createIdempotencyKeys({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
-  async function claimOnce(attempt: Attempt): Promise<ClaimOutcome | null> {
+/**
+ * The table behind the keys (migrations/0014_idempotency.sql): claim, keep, release, purge.
+ * `secrets` (newest first) key the hashes and answers; a database or a backup read alone gives
+ * back neither the keys nor the answers.
+ */
+export function createIdempotencyKeys({
+  db,
+  clock,
+  log,
+  secrets,
+}: {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  secrets: readonly string[];
+}) {
+  if (secrets.length === 0) throw new Error('idempotency keys need a secret');
+  const keyings = secrets.map((secret) => ({
+    hashKey: hmac(secret, 'idempotency key hash'),
+    fingerprintKey: hmac(secret, 'idempotency request fingerprint'),
+    answerKey: hmac(secret, 'idempotency answer key'),
+  }));
+
+  const expiredBefore = (now: Date) => new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
+
+  const findRow = (executor: Executor, scope: string, keyHash: string): Promise<KeyRow | undefined> =>
+    executor
+      .selectFrom('idempotency_keys')
+      .select([
+        'fingerprint',
+        'app_id',
+        'state',
+        'status_code',
+        'content_type',
+        'response_body',
+        'request_id',
+        'created_at',
+      ])
+      .where('scope', '=', scope)
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+
+  /** What a key's row, already there, means for this attempt. */
+  function judge(row: KeyRow, attempt: Attempt, name: KeyName): ClaimOutcome {
+    if (row.fingerprint !== name.fingerprint) return { kind: 'reused', why: 'request' };
+    // An answer goes only to a caller who could have had it: the same app's key, or the session.
+    if (attempt.appId !== null && row.app_id !== attempt.appId) return { kind: 'reused', why: 'credential' };
+    if (row.state !== 'done' || row.status_code === null || row.response_body === null) {
+      const age = clock.now().getTime() - row.created_at.getTime();
+      return age < STALE_CLAIM_MS
+        ? { kind: 'in_use', abandoned: false, retryAfter: IN_USE_RETRY_AFTER_SECONDS }
+        : {
+            kind: 'in_use',
+            abandoned: true,
+            retryAfter: Math.max(1, Math.ceil((IDEMPOTENCY_TTL_MS - age) / 1000)),
+          };
+    }
+    return {
+      kind: 'replay',
+      answer: {
+        status: row.status_code,
+        contentType: row.content_type,
+        body: decrypt(name.answerKey, boundTo(attempt.scope, name.keyHash), row.response_body),
+        requestId: row.request_id,
+      },
+    };
+  }
+
+  async function claimOnce(executor: Executor, attempt: Attempt): Promise<ClaimOutcome | null> {
     const now = clock.now();
-    const expired = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
-    const stale = new Date(now.getTime() - STALE_CLAIM_MS);
-    // One statement: a new key, or one whose row has expired, or a stale claim of the same
-    // request, is ours; any other row stays as it is and nothing is returned.
-    const claimed = await db
+    const [own] = attempt.names;
+    // One statement: a new key, or one whose row has expired, is ours; any other row (a claim in
+    // progress included, however old) stays as it is and nothing is returned.
+    const claimed = await executor
       .insertInto('idempotency_keys')
       .values({
         scope: attempt.scope,
-        key_hash: attempt.keyHash,
-        fingerprint: attempt.fingerprint,
+        key_hash: own.keyHash,
+        fingerprint: own.fingerprint,
         app_id: attempt.appId,
         state: 'in_progress',
         claim_id: attempt.claimId,
@@ -101,84 +206,109 @@ export function createIdempotencyKeys({ db, clock, log }: { db: Db; clock: Clock
             request_id: null,
             created_at: eb.ref('excluded.created_at'),
           }))
-          .where((eb) =>
-            eb.or([
-              eb('idempotency_keys.created_at', '<=', expired),
-              eb.and([
-                eb('idempotency_keys.state', '=', 'in_progress'),
-                eb('idempotency_keys.created_at', '<=', stale),
-                eb('idempotency_keys.fingerprint', '=', eb.ref('excluded.fingerprint')),
-              ]),
-            ]),
-          ),
+          .where('idempotency_keys.created_at', '<=', expiredBefore(now)),
       )
       .returning('claim_id')
       .executeTakeFirst();
     if (claimed) return { kind: 'claimed' };
-    const row = await db
-      .selectFrom('idempotency_keys')
-      .select([
-        'fingerprint',
-        'app_id',
-        'state',
-        'status_code',
-        'content_type',
-        'response_body',
-        'request_id',
-      ])
-      .where('scope', '=', attempt.scope)
-      .where('key_hash', '=', attempt.keyHash)
-      .executeTakeFirst();
+    const row = await findRow(executor, attempt.scope, own.keyHash);
     // Released by a failed attempt in between: claim again.
-    if (!row) return null;
-    if (row.fingerprint !== attempt.fingerprint) return { kind: 'reused', why: 'request' };
-    // An answer goes only to a caller who could have had it: the same app's key, or the session.
-    if (attempt.appId !== null && row.app_id !== attempt.appId) return { kind: 'reused', why: 'credential' };
-    if (row.state !== 'done' || row.status_code === null || row.response_body === null)
-      return { kind: 'in_use' };
-    return {
-      kind: 'replay',
-      answer: {
-        status: row.status_code,
-        contentType: row.content_type,
-        body: decrypt(attempt.bodyKey, row.response_body),
-        requestId: row.request_id,
-      },
-    };
+    return row ? judge(row, attempt, own) : null;
   }
 
-  const ownClaim = (attempt: Attempt) =>
-    db
+  async function claimFirst(executor: Executor, attempt: Attempt): Promise<ClaimOutcome> {
+    return (
+      (await claimOnce(executor, attempt)) ??
+      (await claimOnce(executor, attempt)) ?? {
+        kind: 'in_use',
+        abandoned: false,
+        retryAfter: IN_USE_RETRY_AFTER_SECONDS,
+      }
+    );
+  }
+
+  /**
+   * While secrets rotate, nodes claim under different ones: a key's row under an older secret
+   * counts, and one lock per key (named by the hash every such node computes, the lowest) keeps
+   * two nodes from claiming the same key under two secrets at once.
+   */
+  function claimRotating(attempt: Attempt): Promise<ClaimOutcome> {
+    return db.transaction().execute(async (trx) => {
+      const lock = attempt.names.map((name) => name.keyHash).sort()[0];
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`idempotency:${attempt.scope}:${lock}`}, 0))`.execute(
+        trx,
+      );
+      const expired = expiredBefore(clock.now());
+      for (const name of attempt.names.slice(1)) {
+        const row = await findRow(trx, attempt.scope, name.keyHash);
+        if (row && row.created_at > expired) return judge(row, attempt, name);
+      }
+      return claimFirst(trx, attempt);
+    });
+  }
+
+  const ownClaim = (executor: Executor, attempt: Attempt) =>
+    executor
       .updateTable('idempotency_keys')
       .where('scope', '=', attempt.scope)
-      .where('key_hash', '=', attempt.keyHash)
+      .where('key_hash', '=', attempt.names[0].keyHash)
       .where('claim_id', '=', attempt.claimId)
       .where('state', '=', 'in_progress');
 
+  const sealed = (attempt: Attempt, answer: StoredAnswer) => {
+    const [own] = attempt.names;
+    return {
+      state: 'done' as const,
+      status_code: answer.status,
+      content_type: answer.contentType,
+      response_body: encrypt(own.answerKey, boundTo(attempt.scope, own.keyHash), answer.body),
+      request_id: answer.requestId,
+    };
+  };
+
   return {
-    async claim(attempt: Attempt): Promise<ClaimOutcome> {
-      return (await claimOnce(attempt)) ?? (await claimOnce(attempt)) ?? { kind: 'in_use' };
+    /** An attempt with `key` by `caller` at `request` (its canonical text); nothing is written yet. */
+    attempt(caller: Caller, key: string, request: string): Attempt {
+      const named = `${caller.scope}\u0000${key}`;
+      const [first, ...others] = keyings.map((keying) => ({
+        keyHash: hmac(keying.hashKey, named).toString('hex'),
+        fingerprint: hmac(keying.fingerprintKey, request).toString('hex'),
+        answerKey: hmac(keying.answerKey, named),
+      }));
+      return { ...caller, claimId: newId(), kept: false, names: [first as KeyName, ...others] };
     },
 
-    /** Keeps the answer the client got; a claim taken over meanwhile is left to its new owner. */
+    claim(attempt: Attempt): Promise<ClaimOutcome> {
+      return attempt.names.length > 1 ? claimRotating(attempt) : claimFirst(db, attempt);
+    },
+
+    /**
+     * Keeps the answer in the transaction doing the work. A claim that is no longer this
+     * attempt's (it expired and was taken over) fails the transaction, so the work is undone.
+     */
+    async keepInTransaction(trx: Executor, attempt: Attempt, answer: StoredAnswer): Promise<void> {
+      const kept = await ownClaim(trx, attempt)
+        .set(sealed(attempt, answer))
+        .returning('claim_id')
+        .executeTakeFirst();
+      if (!kept)
+        throw new AppError(
+          'idempotency_key_in_use',
+          'The claim on this Idempotency-Key lapsed while the request ran; nothing was changed',
+        );
+    },
+
+    /** Keeps an answer once sent (a refusal, or work that committed nothing of its own). */
     async complete(attempt: Attempt, answer: StoredAnswer): Promise<void> {
-      await ownClaim(attempt)
-        .set({
-          state: 'done',
-          status_code: answer.status,
-          content_type: answer.contentType,
-          response_body: encrypt(attempt.bodyKey, answer.body),
-          request_id: answer.requestId,
-        })
-        .execute();
+      await ownClaim(db, attempt).set(sealed(attempt, answer)).execute();
     },
 
-    /** Forgets a claim whose attempt failed, so a retry does the work. */
+    /** Forgets a claim still in progress, so a retry does the work; a kept answer stays. */
     async release(attempt: Attempt): Promise<void> {
       await db
         .deleteFrom('idempotency_keys')
         .where('scope', '=', attempt.scope)
-        .where('key_hash', '=', attempt.keyHash)
+        .where('key_hash', '=', attempt.names[0].keyHash)
         .where('claim_id', '=', attempt.claimId)
         .where('state', '=', 'in_progress')
         .execute();
@@ -186,10 +316,9 @@ export function createIdempotencyKeys({ db, clock, log }: { db: Db; clock: Clock
 
     /** Deletes keys past their 24 hours (the purge job; safe on any number of nodes at once). */
     async purgeExpired(): Promise<number> {
-      const before = new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS);
       const rows = await db
         .deleteFrom('idempotency_keys')
-        .where('created_at', '<=', before)
+        .where('created_at', '<=', expiredBefore(clock.now()))
         .returning('key_hash')
         .execute();
       if (rows.length) log.info({ purged: rows.length }, 'idempotency.keys.purged');
@@ -200,21 +329,38 @@ export function createIdempotencyKeys({ db, clock, log }: { db: Db; clock: Clock
 
 /**
  * Hooks on one host: a route flagged `idempotent` gets the header in its schema (validated, and
- * shown in the API reference), a claim before its handler and its answer kept once it is sent.
+ * shown in the API reference), a claim before its handler, and its answer settled once sent.
  * The hooks are the route's own, so other routes (verify above all) pay nothing for them.
+ * `crashAfterCommit` is the crash suite's hook (config refuses it outside NODE_ENV=test).
  */
-export function registerIdempotency(app: HttpApp, keys: IdempotencyKeys): void {
+export function registerIdempotency(
+  app: HttpApp,
+  keys: IdempotencyKeys,
+  options: { crashAfterCommit?: boolean } = {},
+): void {
   const attempts = new WeakMap<FastifyRequest, Attempt>();
 
-  async function claim(request: FastifyRequest, reply: FastifyReply) {
+  async function claim(request: FastifyRequest, reply: FastifyReply, status: number) {
     const key = request.headers[IDEMPOTENCY_KEY_HEADER];
     // The schema has checked the value; an absent header leaves the request as it is.
     if (typeof key !== 'string') return;
-    const attempt = attemptOf(request, key);
+    const attempt = keys.attempt(callerOf(request.principal), key, requestText(request));
     const outcome = await keys.claim(attempt);
     switch (outcome.kind) {
       case 'claimed':
         attempts.set(request, attempt);
+        answers.set(request, {
+          async keep(trx, answer) {
+            const serialize = reply.getSerializationFunction(String(status));
+            await keys.keepInTransaction(trx, attempt, {
+              status,
+              contentType: JSON_CONTENT_TYPE,
+              body: typeof serialize === 'function' ? serialize(answer as never) : JSON.stringify(answer),
+              requestId: request.id,
+            });
+            attempt.kept = true;
+          },
+        });
         return;
       case 'reused':
         throw new AppError(
@@ -225,24 +371,33 @@ export function registerIdempotency(app: HttpApp, keys: IdempotencyKeys): void {
           [{ field: 'Idempotency-Key', message: 'was already used for a different request' }],
         );
       case 'in_use':
-        reply.header('retry-after', IN_USE_RETRY_AFTER_SECONDS);
+        reply.header('retry-after', String(outcome.retryAfter));
         throw new AppError(
           'idempotency_key_in_use',
-          'A request with this Idempotency-Key is still in progress; retry after Retry-After seconds',
+          outcome.abandoned
+            ? 'The request first sent with this Idempotency-Key did not finish and may have done part of its work; the key is free again after Retry-After seconds. Check what exists before sending the request again with a new key'
+            : 'A request with this Idempotency-Key is still in progress; retry after Retry-After seconds',
         );
       case 'replay':
         return replay(request, reply, outcome.answer);
     }
   }
 
-  async function keep(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const attempt = attempts.get(request);
     if (!attempt) return payload;
     attempts.delete(request);
+    answers.delete(request);
+    if (attempt.kept && reply.statusCode < 400) {
+      // The answer committed with the work; the crash suite dies here, before it is sent.
+      if (options.crashAfterCommit) process.kill(process.pid, 'SIGKILL');
+      return payload;
+    }
     const body =
       typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
     try {
-      // A 5xx did not do the work (or cannot say it did): the retry must be free to do it.
+      // Both statements touch only a claim still in progress: an answer kept with committed work
+      // stays, whatever came after it (a 5xx included).
       if (reply.statusCode >= 500 || body === null) await keys.release(attempt);
       else
         await keys.complete(attempt, {
@@ -252,7 +407,7 @@ export function registerIdempotency(app: HttpApp, keys: IdempotencyKeys): void {
           requestId: request.id,
         });
     } catch (err) {
-      // The answer itself stands; the claim lapses after STALE_CLAIM_MS.
+      // The answer itself stands; the claim stays in progress until it expires.
       request.log.warn({ err: { message: (err as Error).message } }, 'idempotency.answer.not_kept');
     }
     return payload;
@@ -260,11 +415,21 @@ export function registerIdempotency(app: HttpApp, keys: IdempotencyKeys): void {
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return;
+    const status = successStatusOf(route);
     route.schema = { ...route.schema, headers: withKeyHeader(route.schema?.headers as TSchema | undefined) };
     // After the route's own hooks: credentials and the body have been checked by then.
-    route.preHandler = [...[route.preHandler ?? []].flat(), claim] as RouteOptions['preHandler'];
-    route.onSend = [...[route.onSend ?? []].flat(), keep] as RouteOptions['onSend'];
+    const claimKey = (request: FastifyRequest, reply: FastifyReply) => claim(request, reply, status);
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimKey] as RouteOptions['preHandler'];
+    route.onSend = [...[route.onSend ?? []].flat(), settle] as RouteOptions['onSend'];
   });
+}
+
+/** The one 2xx a creating route declares: the status its kept answer carries. */
+function successStatusOf(route: RouteOptions): number {
+  const codes = Object.keys(route.schema?.response ?? {}).filter((code) => /^2\d\d$/.test(code));
+  if (codes.length !== 1)
+    throw new Error(`${route.method} ${route.url}: an idempotent route declares exactly one 2xx response`);
+  return Number(codes[0]);
 }
 
 function replay(request: FastifyRequest, reply: FastifyReply, answer: StoredAnswer) {
@@ -289,25 +454,15 @@ function callerOf(principal: Principal | null): Caller {
   };
 }
 
-function attemptOf(request: FastifyRequest, key: string): Attempt {
-  const caller = callerOf(request.principal);
-  // The request as the route understood it: key order and spacing in the body do not matter.
-  const fingerprint = sha256(
-    canonicalJson([
-      request.method,
-      request.routeOptions.url,
-      request.params ?? {},
-      request.query ?? {},
-      request.body ?? null,
-    ]),
-  );
-  return {
-    ...caller,
-    keyHash: sha256(`idempotency-key\u0000${key}`),
-    bodyKey: createHash('sha256').update(`idempotency-body\u0000${caller.scope}\u0000${key}`).digest(),
-    fingerprint,
-    claimId: newId(),
-  };
+/** The request as the route understood it: key order and spacing in the body do not matter. */
+function requestText(request: FastifyRequest): string {
+  return canonicalJson([
+    request.method,
+    request.routeOptions.url,
+    request.params ?? {},
+    request.query ?? {},
+    request.body ?? null,
+  ]);
 }
 
 /** JSON with object keys sorted at every level, so equal values always give equal text. */
@@ -321,7 +476,10 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const hmac = (key: string | Buffer, text: string) => createHmac('sha256', key).update(text).digest();
+
+/** The associated data an answer is sealed with: it opens only in the row it was kept in. */
+const boundTo = (scope: string, keyHash: string) => Buffer.from(`${scope}\u0000${keyHash}`, 'utf8');
 
 function headerText(value: ReturnType<FastifyReply['getHeader']>): string | null {
   if (value === undefined) return null;
@@ -329,16 +487,16 @@ function headerText(value: ReturnType<FastifyReply['getHeader']>): string | null
 }
 
 // AES-256-GCM: iv (12 bytes), tag (16 bytes) and ciphertext, in base64url.
-function encrypt(key: Buffer, text: string): string {
+function encrypt(key: Buffer, associated: Buffer, text: string): string {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(associated);
   const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
 }
 
-function decrypt(key: Buffer, stored: string): string {
+function decrypt(key: Buffer, associated: Buffer, stored: string): string {
   const bytes = Buffer.from(stored, 'base64url');
-  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12)).setAAD(associated);
   decipher.setAuthTag(bytes.subarray(12, 28));
   return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
 }

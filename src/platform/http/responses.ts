@@ -84,7 +84,7 @@ function commonErrors(route: {
     errors.rate_limited = 'too many requests from this address, or for this license key; see Retry-After';
   if (route.idempotent) {
     errors.idempotency_key_in_use =
-      'a request with this Idempotency-Key is still in progress; retry after Retry-After seconds';
+      'a request with this Idempotency-Key is still in progress, or never finished; see Retry-After';
     errors.idempotency_key_reused = 'this Idempotency-Key was already used for a different request';
   }
   errors.internal_error = 'a failure on our side; quote the requestId';

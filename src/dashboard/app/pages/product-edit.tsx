@@ -49,6 +49,31 @@ const FLAGS = [
 ] as const;
 type Flag = (typeof FLAGS)[number][0];
 
+/** What buyers may do in the portal: whole numbers, sent as typed so the API names a bad one. */
+const PORTAL_FIELDS = [
+  [
+    'portalLicenseFileDays',
+    'License file validity (days)',
+    '1 to 3650. Files buyers download for computers without internet.',
+  ],
+  [
+    'portalDeviceReleases',
+    'Device releases per period',
+    '0 to 1000 per license; 0: only you release devices.',
+  ],
+  [
+    'portalReleasePeriodDays',
+    'Release period (days)',
+    '1 to 365: the rolling window releases are counted over.',
+  ],
+] as const;
+type PortalField = (typeof PORTAL_FIELDS)[number][0];
+const PORTAL_DEFAULTS: Record<PortalField, number> = {
+  portalLicenseFileDays: 30,
+  portalDeviceReleases: 3,
+  portalReleasePeriodDays: 30,
+};
+
 interface Draft {
   appId: string;
   name: string;
@@ -64,6 +89,7 @@ interface Draft {
   licenseEmails: string;
   urls: Record<UrlField, string>;
   flags: Record<Flag, boolean>;
+  portal: Record<PortalField, string>;
 }
 
 function draftOf(product: Product | null, appId: string): Draft {
@@ -88,6 +114,9 @@ function draftOf(product: Product | null, appId: string): Draft {
       Flag,
       boolean
     >,
+    portal: Object.fromEntries(
+      PORTAL_FIELDS.map(([field]) => [field, String(product?.[field] ?? PORTAL_DEFAULTS[field])]),
+    ) as Record<PortalField, string>,
   };
 }
 
@@ -112,6 +141,13 @@ function bodyOf(draft: Draft): Record<string, unknown> {
       .filter(Boolean),
     ...Object.fromEntries(URL_FIELDS.map(([field]) => [field, draft.urls[field].trim() || null])),
     ...draft.flags,
+    // Empty is sent as null, so the API names the field rather than reading it as 0.
+    ...Object.fromEntries(
+      PORTAL_FIELDS.map(([field]) => [
+        field,
+        draft.portal[field].trim() === '' ? null : Number(draft.portal[field]),
+      ]),
+    ),
   };
 }
 
@@ -355,6 +391,21 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
             onValue={(v) => set('licenseEmails', v)}
             error={error}
           />
+        </fieldset>
+        <fieldset>
+          <legend>Buyer portal</legend>
+          {PORTAL_FIELDS.map(([field, label, hint]) => (
+            <TextField
+              key={field}
+              label={label}
+              name={field}
+              inputMode="numeric"
+              hint={hint}
+              value={draft.portal[field]}
+              onValue={(v) => set('portal', { ...draft.portal, [field]: v })}
+              error={error}
+            />
+          ))}
         </fieldset>
         <Submit action={save}>{product ? 'Save product' : 'Create product'}</Submit>
       </Form>
