@@ -180,8 +180,9 @@ export const SERVICE_ENV = {
   VERIFY_RATE_LIMIT: '1000000',
   VERIFY_KEY_RATE_LIMIT: '1000000',
   MAX_EVENT_LOOP_DELAY: '0',
-  // Metrics are recorded as in production, on a port of each service's own.
+  // Metrics are recorded as in production, on a port of each service's own; so are probes.
   METRICS_PORT: '0',
+  HEALTH_PORT: '0',
 } as const;
 
 export async function startService(
