@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ApiKeyRow } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/errors.js';
-import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import type { Principal } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -33,7 +33,7 @@ export function createApiKeyService({ db, clock, log, apps }: ApiKeyServiceDeps)
     ) {
       const app = await apps.requireOwnedApp(principal, appId);
       const { key, prefix, hash } = generateApiKey();
-      const created = await db.transaction().execute(async (trx) => {
+      const created = await transactionWithAnswer(db, answer, async (trx) => {
         const row = await store.insertApiKey(trx, {
           id: newId(),
           userId: app.user_id,
@@ -43,9 +43,7 @@ export function createApiKeyService({ db, clock, log, apps }: ApiKeyServiceDeps)
           hash,
           now: clock.now(),
         });
-        const created = { ...toApiKey(row), key };
-        await answer?.keep(trx, created);
-        return created;
+        return { ...toApiKey(row), key };
       });
       log.info({ apiKeyId: created.id, appId: app.id }, 'api_key.created');
       return created;

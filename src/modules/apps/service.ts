@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
 import type { AppRow } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
-import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import { iso, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -43,7 +43,7 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
       answer?: IdempotentAnswer<ReturnType<typeof toApp>>,
     ) {
       const now = clock.now();
-      const app = await db.transaction().execute(async (trx) => {
+      const app = await transactionWithAnswer(db, answer, async (trx) => {
         const row = await store.insertApp(trx, {
           id: newId(),
           userId: principal.userId,
@@ -51,18 +51,18 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
           description: input.description?.trim() ?? '',
           now,
         });
+        const created = toApp(row);
         await recordEvent(trx, {
           type: 'app.created',
           userId: row.user_id,
           appId: row.id,
-          data: toApp(row),
+          data: created,
           occurredAt: now,
         });
-        await answer?.keep(trx, toApp(row));
-        return row;
+        return created;
       });
-      log.info({ appId: app.id, userId: app.user_id }, 'app.created');
-      return toApp(app);
+      log.info({ appId: app.id, userId: app.userId }, 'app.created');
+      return app;
     },
 
     async get(principal: Principal, appId: string) {

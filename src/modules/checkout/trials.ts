@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError, notFound } from '../../platform/errors.js';
-import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { LicenseService } from '../licenses/index.js';
@@ -79,17 +79,7 @@ export function createTrials({
         );
       const now = clock.now();
       const endsAt = new Date(now.getTime() + product.trialDays * DAY_MS);
-      const started = (license: { id: string; key: string }): StartedTrial => ({
-        trialId: license.id,
-        licenseKey: hwuid !== null ? license.key : null,
-        productId: product.id,
-        email,
-        status: 'TRIAL',
-        expiresAt: endsAt.toISOString(),
-        trialDays: product.trialDays,
-        hwBound: hwuid !== null,
-      });
-      const license = await db.transaction().execute(async (trx) => {
+      const trial = await transactionWithAnswer(db, answer, async (trx): Promise<StartedTrial> => {
         const issued = await licenses.issueTrial(trx, {
           appId: product.appId,
           userId: product.userId,
@@ -109,11 +99,19 @@ export function createTrials({
           endsAt,
           now,
         });
-        await answer?.keep(trx, started(issued));
-        return issued;
+        return {
+          trialId: issued.id,
+          licenseKey: hwuid !== null ? issued.key : null,
+          productId: product.id,
+          email,
+          status: 'TRIAL',
+          expiresAt: endsAt.toISOString(),
+          trialDays: product.trialDays,
+          hwBound: hwuid !== null,
+        };
       });
-      log.info({ licenseId: license.id, productId: product.id }, 'trial.started');
-      return started(license);
+      log.info({ licenseId: trial.trialId, productId: product.id }, 'trial.started');
+      return trial;
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
-import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import type { Principal } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page, requestInstant } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -110,8 +110,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       if (expiresAt && expiresAt.getTime() <= now.getTime())
         throw invalidField('expiresAt', 'must be in the future');
       const seats = seatsOf(input);
-      const row = await db.transaction().execute(async (trx) => {
-        const license = await store.insertLicense(trx, {
+      const license = await transactionWithAnswer(db, answer, async (trx) => {
+        const row = await store.insertLicense(trx, {
           id: newId(),
           key: generateLicenseKey(),
           appId: app.id,
@@ -125,12 +125,11 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
           seats,
           now,
         });
-        await recordLicenseEvent(trx, 'license.created', license, now);
-        await answer?.keep(trx, toLicense(license));
-        return license;
+        await recordLicenseEvent(trx, 'license.created', row, now);
+        return toLicense(row);
       });
-      log.info({ licenseId: row.id, appId: row.app_id }, 'license.created');
-      return toLicense(row);
+      log.info({ licenseId: license.id, appId: license.appId }, 'license.created');
+      return license;
     },
 
     /**

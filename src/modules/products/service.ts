@@ -3,7 +3,7 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
 import type { ProductRow } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
-import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
@@ -189,17 +189,16 @@ export function createProductService({
         },
         { ...PRODUCT_DEFAULTS },
       );
-      const created = await db.transaction().execute(async (trx) => {
-        const row = await store.insertProduct(trx, {
-          ...state,
-          id: newId(),
-          userId: principal.userId,
-          now: clock.now(),
-        });
-        const created = present(row);
-        await answer?.keep(trx, created);
-        return created;
-      });
+      const created = await transactionWithAnswer(db, answer, async (trx) =>
+        present(
+          await store.insertProduct(trx, {
+            ...state,
+            id: newId(),
+            userId: principal.userId,
+            now: clock.now(),
+          }),
+        ),
+      );
       log.info({ productId: created.id, appId: created.appId }, 'product.created');
       return created;
     },

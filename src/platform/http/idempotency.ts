@@ -99,6 +99,22 @@ export interface IdempotentAnswer<T> {
   keep(trx: Executor, answer: T): Promise<void>;
 }
 
+/**
+ * Runs `work` in a transaction and keeps its result as the request's answer (when it claimed a
+ * key) in that same transaction: the shape of every creating service.
+ */
+export function transactionWithAnswer<T>(
+  db: Db,
+  answer: IdempotentAnswer<T> | undefined,
+  work: (trx: Executor) => Promise<T>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const result = await work(trx);
+    await answer?.keep(trx, result);
+    return result;
+  });
+}
+
 const answers = new WeakMap<FastifyRequest, IdempotentAnswer<unknown>>();
 
 /** The request's answer keeper, when it claimed an Idempotency-Key. */
