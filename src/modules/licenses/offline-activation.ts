@@ -13,7 +13,6 @@ import {
   appIsOpen,
   findLicenseByKey,
   holdDeviceOffline,
-  isDeviceBound,
   type OfflineLicense,
   revokedLicenses,
 } from './offline-store.js';
@@ -152,7 +151,7 @@ export function createOfflineActivation({
     const status = effectiveStatus(license.status, license.expires_at, now);
     if (status !== 'active') throw refusal(status);
     let activated = false;
-    if (!(await isDeviceBound(db, license.id, request.hwuid))) {
+    if (!(await store.findDevice(db, license.id, request.hwuid))) {
       // The same conditional write as online activation: racing activations never pass the limit.
       const outcome = await store.activateDevice(db, license.id, request.hwuid, now);
       if (outcome === 'full') {

@@ -29,16 +29,6 @@ export function findLicenseByKey(executor: Executor, key: string) {
 
 export type OfflineLicense = NonNullable<Awaited<ReturnType<typeof findLicenseByKey>>>;
 
-export async function isDeviceBound(executor: Executor, licenseId: string, hwuid: string): Promise<boolean> {
-  const row = await executor
-    .selectFrom('license_devices')
-    .select('hwuid')
-    .where('license_id', '=', licenseId)
-    .where('hwuid', '=', hwuid)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /**
  * Holds a bound device until `until` (or later, when another file already holds it longer), in
  * one statement. False when the device is no longer bound: it was released meanwhile.

@@ -367,6 +367,7 @@ export async function releaseDevice(
   return true;
 }
 
+/** A device bound to the license, with until when an offline file holds it; undefined when not bound. */
 export function findDevice(executor: Executor, licenseId: string, hwuid: string) {
   return executor
     .selectFrom('license_devices')
@@ -581,13 +582,12 @@ export async function claimTrial(
   trx: Executor,
   claim: { productId: string; kind: 'email' | 'device'; value: string; licenseId: string; now: Date },
 ): Promise<boolean> {
-  const digest = trialDigest(claim.kind, claim.value);
   const taken = await trx
     .insertInto('trial_claims')
     .values({
       product_id: claim.productId,
       kind: claim.kind,
-      digest,
+      digest: trialDigest(claim.kind, claim.value),
       license_id: claim.licenseId,
       claimed_at: claim.now,
     })
@@ -595,14 +595,7 @@ export async function claimTrial(
     .returning('license_id')
     .executeTakeFirst();
   if (taken) return true;
-  const holder = await trx
-    .selectFrom('trial_claims')
-    .select('license_id')
-    .where('product_id', '=', claim.productId)
-    .where('kind', '=', claim.kind)
-    .where('digest', '=', digest)
-    .executeTakeFirst();
-  return holder?.license_id === claim.licenseId;
+  return (await trialHolder(trx, claim)) === claim.licenseId;
 }
 
 /** Whether the product's one trial for this e-mail or device is taken (by any license). */
@@ -610,6 +603,14 @@ export async function trialClaimed(
   executor: Executor,
   claim: { productId: string; kind: 'email' | 'device'; value: string },
 ): Promise<boolean> {
+  return (await trialHolder(executor, claim)) !== undefined;
+}
+
+/** The license holding the product's one trial for this e-mail or device, if one does. */
+async function trialHolder(
+  executor: Executor,
+  claim: { productId: string; kind: 'email' | 'device'; value: string },
+): Promise<string | undefined> {
   const holder = await executor
     .selectFrom('trial_claims')
     .select('license_id')
@@ -617,7 +618,7 @@ export async function trialClaimed(
     .where('kind', '=', claim.kind)
     .where('digest', '=', trialDigest(claim.kind, claim.value))
     .executeTakeFirst();
-  return holder !== undefined;
+  return holder?.license_id;
 }
 
 /** Binds a device at issue (the trial's first device), taking its place. */
