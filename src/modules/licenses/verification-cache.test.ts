@@ -152,22 +152,28 @@ async function listeningCache(
   return cache;
 }
 
+/** Verification over `db` and `cache`, tokens off; `counted` lists each outcome it counted. */
+function countedVerification(db: TestServer['db'], cache: Parameters<typeof createVerification>[0]['cache']) {
+  const counted: boolean[] = [];
+  const verification = createVerification({
+    db,
+    clock: systemClock,
+    log: createLog(nodeA.config),
+    signer: null,
+    denylist: createTokenDenylist({ db, clock: systemClock }),
+    jwksUri: 'unused',
+    counts: { count: (_appId, valid) => counted.push(valid) },
+    cache,
+  });
+  return { verification, counted };
+}
+
 describe('what the cache holds', () => {
   test('a repeat verify of a known key and device reads nothing from the database, and is counted', async () => {
     const seller = await sellerWithApp(nodeA);
     const license = await issueLicense(nodeA, seller, { maxDevices: 2 });
     const { db, seen } = observedDb(nodeA.db);
-    const counted: boolean[] = [];
-    const verification = createVerification({
-      db,
-      clock: systemClock,
-      log: createLog(nodeA.config),
-      signer: null,
-      denylist: createTokenDenylist({ db, clock: systemClock }),
-      jwksUri: 'unused',
-      counts: { count: (_appId, valid) => counted.push(valid) },
-      cache: await listeningCache(db),
-    });
+    const { verification, counted } = countedVerification(db, await listeningCache(db));
 
     const first = await verification.verify({ key: license.key, hwuid: 'device-1', appId: seller.appId });
     assert.equal(first.valid, true);
@@ -706,17 +712,7 @@ describe('through a database outage', () => {
     const { seller, license, db, seen, channel, cache } = await heldLicense();
     const floating = await issueLicense(nodeA, seller, { floating: true, maxSeats: 1 });
     await cache.find(floating.key, null);
-    const counted: boolean[] = [];
-    const verification = createVerification({
-      db,
-      clock: systemClock,
-      log: createLog(nodeA.config),
-      signer: null,
-      denylist: createTokenDenylist({ db, clock: systemClock }),
-      jwksUri: 'unused',
-      counts: { count: (_appId, valid) => counted.push(valid) },
-      cache,
-    });
+    const { verification, counted } = countedVerification(db, cache);
     channel.lose();
     seen.failure = unreachable();
     const answers = [
