@@ -10,6 +10,7 @@ import { type Database, openDatabase } from '../platform/db/database.js';
 import { isDatabaseUnavailable } from '../platform/db/errors.js';
 import { migrate } from '../platform/db/migrate.js';
 import { requestsDrained } from '../platform/http/create-http-app.js';
+import { localOrigin } from '../platform/http/local-origin.js';
 import { createJobs, type Jobs } from '../platform/jobs.js';
 import type { Log } from '../platform/log.js';
 import {
@@ -73,6 +74,8 @@ export async function openModules(
       signingKeyEncryptionKeys: resolveSigningKeyEncryptionKeys(config),
       idempotencySecrets: resolveIdempotencySecrets(config),
       metrics,
+      // Loaded only when configured: the Stripe SDK is the largest module the service loads
+      // (160 ms of CPU at start), which a node on the sandbox partner and every test would pay.
       stripe: config.stripeSecretKey
         ? (await import('../modules/payments/stripe-partner.js')).createStripePartner({
             secretKey: config.stripeSecretKey,
@@ -212,8 +215,8 @@ export async function startService(
       ]);
       throw error;
     }
-    const coreUrl = localUrl(core.server.address() as AddressInfo);
-    const payUrl = localUrl(pay.server.address() as AddressInfo);
+    const coreUrl = localOrigin(core.server.address() as AddressInfo);
+    const payUrl = localOrigin(pay.server.address() as AddressInfo);
     const metricsUrl = metricsListener?.url ?? null;
     const healthUrl = probeThread?.url ?? null;
     log.info({ coreUrl, payUrl, metricsUrl, healthUrl, storage: database.kind }, 'server.started');
@@ -323,9 +326,4 @@ export function kernelListenQueueCap(): number | null {
   } catch {
     return null;
   }
-}
-
-function localUrl(address: AddressInfo): string {
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { localOrigin } from './http/local-origin.js';
 
 /**
  * The Prometheus metrics of one service: the registry, every metric definition (what each means
@@ -382,11 +383,8 @@ export async function serveMetrics(
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const local = shown === '0.0.0.0' || shown === '[::]' ? '127.0.0.1' : shown;
   return {
-    url: `http://${local}:${address.port}/metrics`,
+    url: `${localOrigin(server.address() as AddressInfo)}/metrics`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

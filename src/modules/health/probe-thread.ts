@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { localOrigin } from '../../platform/http/local-origin.js';
 import type { Log } from '../../platform/log.js';
 import { ProbeState, type Readiness } from './probe-state.js';
 import type { ProbeThreadData, ProbeThreadMessage } from './probe-thread-worker.js';
@@ -123,7 +124,7 @@ export async function startProbeThread(options: ProbeThreadOptions, log: Log): P
   }
   checkLater();
   return {
-    url: localUrl(data.host, thread.port),
+    url: localOrigin({ address: data.host, port: thread.port }),
     stopping() {
       stopping = true;
       clearTimeout(checkTimer);
@@ -192,9 +193,4 @@ function workerEntry(): { filename: string | URL; eval: boolean } {
     filename: `import(${tsx}).then((tsx) => { tsx.register(); return import(${JSON.stringify(file.href)}); })`,
     eval: true,
   };
-}
-
-function localUrl(host: string, port: number): string {
-  const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return `http://${local.includes(':') ? `[${local}]` : local}:${port}`;
 }
