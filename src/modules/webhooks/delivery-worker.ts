@@ -227,11 +227,7 @@ export function createDeliveryWorker({
         const until = new Date(clock.now().getTime() + LEASE_MS);
         const at = performance.now();
         try {
-          const renewed = await store.renewLeases(
-            db,
-            items.map((h) => ({ id: h.delivery.id, leasedUntil: h.delivery.leased_until as Date })),
-            until,
-          );
+          const renewed = await store.renewLeases(db, items.map(leaseOf), until);
           for (const h of items) {
             if (renewed.has(h.delivery.id)) {
               h.delivery.leased_until = until;
@@ -362,10 +358,7 @@ export function createDeliveryWorker({
           clearInterval(renewTimer);
           if (settleTimer) clearTimeout(settleTimer);
           // Handed back even when settling failed: a release need not wait out the lease.
-          const back = unsent.map((h) => ({
-            id: h.delivery.id,
-            leasedUntil: h.delivery.leased_until as Date,
-          }));
+          const back = unsent.map(leaseOf);
           await chain.then(() => store.releaseLeases(db, back));
         }
       },
@@ -431,6 +424,11 @@ interface Held {
   heldUntil: number;
   /** Set when a renewal found the lease no longer this worker's: it is not sent. */
   lost: boolean;
+}
+
+/** The lease a held delivery names, as it stands (renewals move it). */
+function leaseOf(held: Held): store.HeldLease {
+  return { id: held.delivery.id, leasedUntil: held.delivery.leased_until as Date };
 }
 
 /** A counter of free places; acquire() waits for one. */

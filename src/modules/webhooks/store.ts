@@ -162,8 +162,9 @@ export async function deleteEndpoint(executor: Executor, userId: string, id: str
  *
  * With `lease`, up to `lease.limit` of the new deliveries are written already leased to the
  * caller, as claimDue would lease them: the worker sends them without claiming them in a second
- * statement, and a worker that dies leaves them to other nodes when the lease runs out, as any
- * claimed delivery. They are returned as written.
+ * statement (an UPDATE … RETURNING that would rewrite every new row and send its payload back to
+ * be parsed again), and a worker that dies leaves them to other nodes when the lease runs out, as
+ * any claimed delivery. They are returned as written.
  */
 export async function fanOutEvents(
   db: Db,
@@ -389,14 +390,29 @@ export async function claimDue(
  * names; returns the ids extended. One that is not was settled or cancelled by someone else
  * (a resend by hand, the endpoint switched off) or, after a long stall, taken by another worker.
  */
-export async function renewLeases(
+export function renewLeases(
   executor: Executor,
-  held: readonly { id: string; leasedUntil: Date }[],
+  held: readonly HeldLease[],
   until: Date,
+): Promise<Set<string>> {
+  return moveLeases(executor, held, until);
+}
+
+/** A lease as this worker holds it: a delivery and the end of the lease it took or renewed. */
+export interface HeldLease {
+  id: string;
+  leasedUntil: Date;
+}
+
+/** Sets each lease to `to`, only while the lease it names still holds it; returns the ids set. */
+async function moveLeases(
+  executor: Executor,
+  held: readonly HeldLease[],
+  to: Date | null,
 ): Promise<Set<string>> {
   if (held.length === 0) return new Set();
   const { rows } = await sql<{ id: string }>`
-    update webhook_deliveries d set leased_until = ${until}::timestamptz
+    update webhook_deliveries d set leased_until = ${to}::timestamptz
     from unnest(
       ${held.map((h) => h.id)}::uuid[],
       ${held.map((h) => h.leasedUntil)}::timestamptz[]
@@ -646,18 +662,8 @@ function rounds(settlements: readonly Settlement[]): Settlement[][] {
 }
 
 /** Hands claimed deliveries back unsent, each while the lease it names still holds it. */
-export async function releaseLeases(
-  executor: Executor,
-  held: readonly { id: string; leasedUntil: Date }[],
-): Promise<void> {
-  if (held.length === 0) return;
-  await sql`
-    update webhook_deliveries d set leased_until = null
-    from unnest(
-      ${held.map((h) => h.id)}::uuid[],
-      ${held.map((h) => h.leasedUntil)}::timestamptz[]
-    ) as v (id, leased_until)
-    where d.id = v.id and d.leased_until = v.leased_until`.execute(executor);
+export async function releaseLeases(executor: Executor, held: readonly HeldLease[]): Promise<void> {
+  await moveLeases(executor, held, null);
 }
 
 export function insertDelivery(
