@@ -93,10 +93,15 @@ export async function alternate(scenarios: Scenario[]): Promise<Map<string, Samp
   const samples = new Map(scenarios.map((s) => [s.name, [] as Sample[]]));
   for (const scenario of scenarios) await scenario.run(Math.min(3, SECONDS), true);
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? scenarios : [...scenarios].reverse();
-    for (const scenario of order) samples.get(scenario.name)?.push(await scenario.run(SECONDS, false));
+    for (const scenario of inTurns(scenarios, round))
+      samples.get(scenario.name)?.push(await scenario.run(SECONDS, false));
   }
   return samples;
+}
+
+/** The order of round `round` of `items`: as given, then reversed, in turns (see alternate). */
+export function inTurns<T>(items: readonly T[], round: number): readonly T[] {
+  return round % 2 === 0 ? items : [...items].reverse();
 }
 
 export function median(values: number[]): number {

@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { parseConfig } from '../src/platform/config.js';
 import type { BurstInput, BurstOutcome } from '../src/testing/burst-client.js';
 import { killAll, serve } from '../src/testing/cli-process.js';
 import { httpClient } from '../src/testing/http-client.js';
 import { scratchDatabase } from '../src/testing/scratch-database.js';
-import { median, ROUNDS } from './lib.js';
+import { inTurns, median, ROUNDS } from './lib.js';
 import type { ProbeInput, ProbeResult } from './probe.js';
 import { runJson } from './processes.js';
 
@@ -58,7 +59,7 @@ export async function soak(): Promise<string> {
     ];
     const bursts = new Map(subjects.map((s) => [s.name, [] as Burst[]]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const subject of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+      for (const subject of inTurns(subjects, round)) {
         console.error(`bench: soak: burst on ${subject.name}, round ${round + 1}`);
         bursts.get(subject.name)?.push(await burst(subject.node));
       }
@@ -66,7 +67,7 @@ export async function soak(): Promise<string> {
     // The same nodes met by 2,000 clients arriving at once with one request each.
     const sudden = new Map(subjects.map((s) => [s.name, [] as { outcome: BurstOutcome; probes: Probes }[]]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const subject of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+      for (const subject of inTurns(subjects, round)) {
         console.error(`bench: soak: sudden burst on ${subject.name}, round ${round + 1}`);
         const { result, probes } = await whileProbed({ probeListener: subject.node.serving.health }, () =>
           runJson<BurstOutcome>('src/testing/burst-client.ts', {
@@ -85,14 +86,6 @@ export async function soak(): Promise<string> {
     const [first, ...rest] = samples;
     const last = rest.at(-1) ?? first;
     const storage = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
-    const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
-    const cell = <T>(runs: T[], pick: (b: T) => number | null) => {
-      const values = runs.map(pick).filter((v) => v !== null);
-      if (values.length === 0) return '–';
-      const [low, high] = [Math.min(...values), Math.max(...values)];
-      const mid = Math.round(median(values));
-      return low === high ? String(mid) : `${mid} (${Math.round(low)}–${Math.round(high)})`;
-    };
     return [
       `### Soak and bursts (${storage}, service in its own process)`,
       '',
@@ -127,12 +120,10 @@ export async function soak(): Promise<string> {
         probeRow(
           `${name}, core API listener`,
           runs.map((b) => b.probes.coreListener),
-          cell,
         ),
         probeRow(
           `${name}, probe listener`,
           runs.map((b) => b.probes.probeListener),
-          cell,
         ),
       ]),
       '',
@@ -162,7 +153,6 @@ export async function soak(): Promise<string> {
         probeRow(
           `${name}, probe listener`,
           runs.map((b) => b.probes),
-          cell,
         ),
       ),
     ].join('\n');
@@ -348,18 +338,27 @@ async function whileProbed<T, K extends string>(
   return { result, probes };
 }
 
-function probeRow(
-  name: string,
-  runs: Probes[],
-  cell: (runs: Probes[], pick: (p: Probes) => number | null) => string,
-): string {
-  return `| ${[
+function probeRow(name: string, runs: Probes[]): string {
+  return row([
     name,
     cell(runs, (p) => p.count),
     cell(runs, (p) => p.not200),
     cell(runs, (p) => p.medianMs),
     cell(runs, (p) => p.slowestMs),
-  ].join(' | ')} |`;
+  ]);
+}
+
+function row(cells: string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** A figure over the runs: its median, and its range when they differ (`12 (9–15)`); – for none. */
+function cell<T>(runs: T[], pick: (run: T) => number | null): string {
+  const values = runs.map(pick).filter((v) => v !== null);
+  if (values.length === 0) return '–';
+  const [low, high] = [Math.min(...values), Math.max(...values)];
+  const mid = Math.round(median(values));
+  return low === high ? String(mid) : `${mid} (${Math.round(low)}–${Math.round(high)})`;
 }
 
 /** The kernel's count of connections dropped because a listen queue was full (all listeners). */
@@ -376,10 +375,6 @@ function readProc(file: string): string {
   } catch {
     return 'unknown';
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Resident set size of a process, in MB, from /proc (Linux). */

@@ -140,7 +140,7 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
     // P4 needs only the service with tokens and the bare route. The others would sit idle beside
     // them on the same two cores, but not quiet: for ten minutes after their last load each keeps
     // its 10,000 cache entries warm, and collects its heap now and then (one's three mark-compacts
-    // of 14-27 ms began P4's slowest stretch in one run; docs/performance.md, fourteenth pass). A
+    // of 14-27 ms began P4's slowest stretch in one run, seen with `perf sched`). A
     // node in production does not have two idle twins beside it.
     await off.stop();
     await offNoMetrics.stop();
