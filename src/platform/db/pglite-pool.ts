@@ -87,10 +87,9 @@ export class PGliteClient {
    * prepares it once per connection, and its plan is cached by PostgreSQL like any prepared
    * statement's. PGlite's own `query` parses, describes and plans every call, on this thread
    * (measured: the verification cache's refresh of 50 licenses 3.6 → 1.8 ms, the lookup of one
-   * key 1.3 → 1.0 ms; docs/performance.md, seventeenth pass). Written here because PGlite's API
-   * has no named statements: it sends the messages PGlite's `query` sends, through the
-   * serializer and result parser PGlite exports, in one exchange each (a Sync ends it, so an
-   * error leaves the connection ready, as `query` does). A name is bound to its first text: a
+   * key 1.3 → 1.0 ms). Written here because PGlite's API has no named statements: it sends the
+   * messages PGlite's `query` sends, through the serializer and result parser PGlite exports, in
+   * one exchange each (a Sync ends it, so an error leaves the connection ready, as `query` does). A name is bound to its first text: a
    * second text under it is refused, as pg refuses it, rather than run as the first.
    */
   private async runNamed(name: string, text: string, parameters: readonly unknown[]) {
