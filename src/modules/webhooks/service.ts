@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { WebhookEndpointRow } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
-import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
@@ -120,7 +120,7 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
       if (appId) await apps.requireOwnedApp(principal, appId);
       const secret = input.secret ?? generateWebhookSecret();
       const url = checkUrl(input.url);
-      const created = await db.transaction().execute(async (trx) => {
+      const created = await transactionWithAnswer(db, answer, async (trx) => {
         const row = await store.insertEndpoint(trx, {
           userId: principal.userId,
           appId,
@@ -129,9 +129,7 @@ export function createWebhookService({ db, clock, log, sender, policy, apps }: W
           secret,
           now: clock.now(),
         });
-        const created = { ...toWebhook(row), secret };
-        await answer?.keep(trx, created);
-        return created;
+        return { ...toWebhook(row), secret };
       });
       log.info({ endpointId: created.id }, 'webhook.endpoint.created');
       return created;
