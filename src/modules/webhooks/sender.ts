@@ -223,7 +223,16 @@ class Exchange implements Dispatcher.DispatchHandler {
     });
   }
 
+  /**
+   * The deadline's timer runs before the turn reads its sockets: an answer that arrived while
+   * this node was stalled is read first (setImmediate runs after that I/O), and only an attempt
+   * still unanswered then has timed out.
+   */
   private timeOut(): void {
+    if (!this.settled) setImmediate(() => this.timedOut());
+  }
+
+  private timedOut(): void {
     if (this.settled) return;
     this.finish({
       ...unsent(`no complete answer within ${DELIVERY_TIMEOUT_MS} ms`),
