@@ -531,6 +531,26 @@ describe('revocation lists an offline machine can rely on', () => {
     assert.equal(await rejection(checkKept(first, issued + 7_500)), 'clock_rollback');
     assert.equal(kept.vouchedAt, issued * 1000);
     assert.equal((await checkKept(second, issued + 7_560)).sub, license.id);
+
+    // Ahead by mistake once more; a successful online verify's token forgives it as a list does,
+    // and the same token shown again forgives nothing more.
+    await check(first, issued + 340 * 86_400);
+    assert.equal(await rejection(check(first, issued + 10_900)), 'clock_rollback');
+    clock.advance(3_600_000);
+    const online = (await server.api.post('/licenses/verify', { key: license.key, hwuid: 'pc-c' })).expect(
+      200,
+    ).body as { license_token: string };
+    const tokens = new LicenseTokenVerifier({
+      appId: who.appId,
+      keySet,
+      clock: state,
+      now: at(issued + 10_860),
+    });
+    assert.equal((await tokens.verify(online.license_token)).sub, license.id);
+    assert.equal((await check(first, issued + 10_920)).sub, license.id);
+    await check(first, issued + 350 * 86_400);
+    await tokens.verify(online.license_token);
+    assert.equal(await rejection(check(first, issued + 10_980)), 'clock_rollback');
   });
 });
 

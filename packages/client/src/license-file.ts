@@ -274,12 +274,7 @@ export async function checkRevocations(
   if (now > claims.exp * 1000 + tolerance) {
     throw new LicenseFileError('expired', 'The revocation list has expired; fetch a fresh one');
   }
-  if (options.clock !== undefined) {
-    const clock = await loadState(options.clock);
-    const issuedAt = claims.iat * 1000;
-    const reset = clock?.vouchedAt !== undefined && issuedAt > clock.vouchedAt && now >= issuedAt - tolerance;
-    await rememberClock(options.clock, clock, { vouchedAt: issuedAt, seenAt: now, reset });
-  }
+  if (options.clock !== undefined) await vouchForClock(options.clock, claims.iat * 1000, now, tolerance);
   const snapshot: RevocationSnapshot = {
     appId: options.appId,
     version: claims.version,
@@ -388,6 +383,22 @@ async function licenseFileKey(canonicalKey: string): Promise<Uint8Array> {
 async function loadState<T>(state: T | StateStore<T> | undefined): Promise<T | undefined> {
   if (state === undefined) return undefined;
   return isStore(state) ? await state.load() : state;
+}
+
+/**
+ * Tells the clock-rollback guard that the service vouched for `issuedAt` (a revocation list or a
+ * license token that passed its checks, the machine's online check): when that is newer than any
+ * file, list or token checked before, and the clock is not before it, the guard resets to now.
+ */
+export async function vouchForClock(
+  state: ClockState | StateStore<ClockState>,
+  issuedAt: number,
+  now: number,
+  toleranceMs: number,
+): Promise<void> {
+  const clock = await loadState(state);
+  const reset = clock?.vouchedAt !== undefined && issuedAt > clock.vouchedAt && now >= issuedAt - toleranceMs;
+  await rememberClock(state, clock, { vouchedAt: issuedAt, seenAt: now, reset });
 }
 
 /**

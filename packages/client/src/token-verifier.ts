@@ -1,5 +1,6 @@
 import type { JWTVerifyGetKey } from 'jose';
 import { LicenseTokenError } from './errors.js';
+import { type ClockState, type StateStore, vouchForClock } from './license-file.js';
 import type { JsonWebKeySet, LicenseTokenClaims } from './types.js';
 
 export interface LicenseTokenVerifierOptions {
@@ -25,6 +26,12 @@ export interface LicenseTokenVerifierOptions {
   /** The current time, for tests and for clients with a trusted clock of their own. */
   now?: () => Date;
   fetch?: typeof fetch;
+  /**
+   * The clock-rollback guard verifyLicenseFile keeps. A token newer than any file, list or token
+   * checked before is the service vouching for the time (an online check), and resets the guard,
+   * so a clock once set ahead by mistake no longer locks the machine's license file out.
+   */
+  clock?: ClockState | StateStore<ClockState>;
 }
 
 /**
@@ -121,6 +128,11 @@ export class LicenseTokenVerifier {
     }
     if (payload.token_use !== 'service_license_v1') {
       throw new LicenseTokenError('wrong_token_use', 'Not a license token (token_use)');
+    }
+    if (this.options.clock !== undefined && typeof payload.iat === 'number') {
+      const tolerance = (this.options.clockToleranceSeconds ?? 30) * 1000;
+      const now = (this.options.now?.() ?? new Date()).getTime();
+      await vouchForClock(this.options.clock, payload.iat * 1000, now, tolerance);
     }
     return payload as unknown as LicenseTokenClaims;
   }
