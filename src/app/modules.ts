@@ -190,6 +190,7 @@ export function createModules({
     clock,
     log,
     payUrl: config.payPublicUrl,
+    linkSecret: sessionSecret,
     licenses,
     offline: offlineActivation,
     subscriptions,
@@ -205,6 +206,7 @@ export function createModules({
     log,
     mailer,
     observeSend: metrics.mailSend,
+    composedAtSend: { 'portal.sign_in': portal.signInMail },
   });
   const authenticate = createAuthenticator({ tokens, users, apiKeys });
   const analytics = createAnalyticsService({ db, clock });

@@ -40,7 +40,7 @@ async function product(seller: SellerWithApp, extra: Record<string, unknown> = {
 }
 
 const page = (path: string) => fetch(`${server.service.payUrl}${path}`, { redirect: 'manual' });
-const post = (productId: string, form: Record<string, string>) =>
+const post = (productId: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
   fetch(`${server.service.payUrl}/checkout/${productId}`, {
     method: 'POST',
     body: new URLSearchParams({
@@ -48,6 +48,7 @@ const post = (productId: string, form: Record<string, string>) =>
       method: 'card',
       ...form,
     }),
+    headers,
     redirect: 'manual',
   });
 
@@ -124,6 +125,40 @@ describe('the checkout page', () => {
     );
     assert.equal(answers[0]?.headers.get('location'), answers[1]?.headers.get('location'));
     assert.equal((await ordersOf(seller)).total, 1);
+  });
+
+  test('a payment or trial form sent from another site is refused with 403 and changes nothing', async () => {
+    const seller = await sellerWithApp(server);
+    const item = await product(seller, { trialDays: 14 });
+    const paid = { email: 'forged@example.com', card: '4242424242424242' };
+    const payUrl = new URL(server.service.payUrl);
+    for (const headers of <Record<string, string>[]>[
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://attacker.example' },
+      { origin: `${payUrl.protocol}//${payUrl.hostname}:1` },
+    ]) {
+      const res = await post(item.id, paid, headers);
+      assert.equal(res.status, 403, JSON.stringify(headers));
+      assert.match(await res.text(), /This form can only be sent from the checkout page itself/);
+      const trial = await fetch(`${server.service.payUrl}/checkout/${item.id}/trial`, {
+        method: 'POST',
+        body: new URLSearchParams({ email: 'forged-trial@example.com' }),
+        headers,
+        redirect: 'manual',
+      });
+      assert.equal(trial.status, 403, JSON.stringify(headers));
+    }
+    assert.equal((await ordersOf(seller)).total, 0);
+    const licenses = (await server.api.get(`/apps/${seller.appId}/licenses`, { token: seller.token })).expect(
+      200,
+    );
+    assert.equal(licenses.body.total, 0, 'no trial was started');
+    // The page's own form (same origin, as the browser says) and a server without either header go on.
+    assert.equal((await post(item.id, paid, { 'sec-fetch-site': 'same-origin' })).status, 303);
+    assert.equal((await post(item.id, paid, { origin: payUrl.origin })).status, 303);
+    assert.equal((await post(item.id, paid)).status, 303);
+    assert.equal((await ordersOf(seller)).total, 3);
   });
 });
 

@@ -1,13 +1,14 @@
-import formBody from '@fastify/formbody';
 import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { registerFormRoutes } from '../../platform/http/forms.js';
 import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
 import type { PaymentService } from '../payments/index.js';
 import { CHECKOUT_CSS, CHECKOUT_JS } from './assets.js';
+import { problemPage } from './pages.js';
 import {
   CardPaymentBody,
   CardPaymentStarted,
@@ -50,6 +51,9 @@ function sendPage(reply: FastifyReply, outcome: PageOutcome) {
     .send(outcome.page.text);
 }
 
+/** What every form post answers when the browser says it came from another site. */
+const CROSS_SITE_FORM =
+  'Sent from a page of another site (Sec-Fetch-Site or Origin): refused, nothing changed';
 const page = (description: string) => textResponse('text/html', description);
 
 /** A page route's 400: a problem page for a bad checkout link, the error body for a bad request. */
@@ -146,9 +150,15 @@ export function registerCheckoutRoutes(
       sendPage(reply, await checkout.complete(request.params.productId, request.query, { continue: true })),
   });
 
-  app.register(async (scope) => {
-    await scope.register(formBody, { bodyLimit: 16_384 });
-    const form = scope as unknown as HttpApp;
+  const refuse = (reply: FastifyReply) =>
+    sendPage(reply, {
+      status: 403,
+      page: problemPage(
+        'Sent from another site',
+        'This form can only be sent from the checkout page itself.',
+      ),
+    });
+  registerFormRoutes(app, refuse, (form) => {
     form.post('/checkout/:productId', {
       config: { auth: 'public', rateLimit },
       schema: {
@@ -169,6 +179,7 @@ export function registerCheckoutRoutes(
             },
           ),
           402: page('The form again: the payment was declined'),
+          403: page(CROSS_SITE_FORM),
           404: page('The product does not exist or is not on sale'),
           409: page('The form again: the product cannot be bought this way now'),
           422: page('The form again, saying what to correct'),
@@ -196,6 +207,7 @@ export function registerCheckoutRoutes(
             validation_failed: 'a form field is invalid',
             invalid_json: 'a JSON body that does not parse',
           }),
+          403: page(CROSS_SITE_FORM),
           404: page('The product does not exist, is not on sale, or offers no trial'),
           409: page(
             'The form again: this e-mail or device already had a trial, or the e-mail already holds a license',

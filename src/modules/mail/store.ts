@@ -73,6 +73,13 @@ export async function settle(
   return result.numUpdatedRows > 0n;
 }
 
+/** Deletes a claimed notice that no mail is owed for (under its lease, as settle does). */
+export async function drop(db: Db, claimed: Pick<NotificationRow, 'id' | 'leased_until'>): Promise<void> {
+  let remove = db.deleteFrom('notifications').where('id', '=', claimed.id).where('status', '=', 'pending');
+  if (claimed.leased_until) remove = remove.where('leased_until', '=', claimed.leased_until);
+  await remove.execute();
+}
+
 /** Notifications still to be sent (the metrics' mail queue). */
 export async function countPending(db: Db): Promise<number> {
   const row = await db

@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
 import { type Mailer, SEND_TIMEOUT_MS } from './mailer.js';
-import { renderNotice } from './messages.js';
+import { type RenderedMail, renderNotice } from './messages.js';
 import { retryDelay } from './retry-schedule.js';
 import * as store from './store.js';
 
@@ -25,11 +25,20 @@ export function createNotificationWorker({
   mailer,
   random = Math.random,
   observeSend = () => {},
+  composedAtSend = {},
 }: {
   db: Db;
   clock: Clock;
   log: Log;
   mailer: Pick<Mailer, 'send'>;
+  /**
+   * Kinds whose content is made as they are sent, from the claimed notice (a sign-in link, which
+   * must not wait in the queue): the data to render, or null when no mail is owed any more and
+   * the notice is dropped. Made again for every attempt.
+   */
+  composedAtSend?: Partial<
+    Record<string, (notice: store.NotificationRow) => Promise<Record<string, unknown> | null>>
+  >;
   /** Spreads retries; tests pass a fixed one. */
   random?: () => number;
   /** Told each send's outcome (the metrics); in memory only. */
@@ -37,21 +46,30 @@ export function createNotificationWorker({
 }) {
   async function deliver(notice: store.NotificationRow, accounts: Map<string, string>): Promise<void> {
     const fields = { notificationId: notice.id, kind: notice.kind, attempt: notice.attempts };
-    const to = notice.to_email ?? (notice.to_user_id ? accounts.get(notice.to_user_id) : undefined);
-    const rendered = renderNotice(notice.kind, notice.data);
-    if (!to || !rendered) {
-      const error = to ? `no message for the kind "${notice.kind}"` : 'the recipient account is deleted';
+    const undeliverable = async (error: string) => {
       await store.settle(db, notice, { status: 'failed', retryAt: null, error }, clock.now());
       observeSend('undeliverable');
       log.warn({ ...fields, error }, 'mail.undeliverable');
-      return;
-    }
+    };
+    const to = notice.to_email ?? (notice.to_user_id ? accounts.get(notice.to_user_id) : undefined);
+    if (!to) return undeliverable('the recipient account is deleted');
+    let data = notice.data;
+    let rendered: RenderedMail | null;
     try {
-      await mailer.send({ id: notice.id, to, date: notice.created_at, ...rendered });
+      const compose = composedAtSend[notice.kind];
+      const composed = compose ? await compose(notice) : notice.data;
+      if (composed === null) {
+        await store.drop(db, notice);
+        log.info(fields, 'mail.not_owed');
+        return;
+      }
+      data = composed;
+      rendered = renderNotice(notice.kind, data);
+      if (rendered) await mailer.send({ id: notice.id, to, date: notice.created_at, ...rendered });
     } catch (cause) {
       const delay = retryDelay(notice.attempts, random);
       const now = clock.now();
-      const error = describeFailure(cause, notice.data);
+      const error = describeFailure(cause, data);
       await store.settle(
         db,
         notice,
@@ -66,6 +84,7 @@ export function createNotificationWorker({
       else log.warn({ ...fields, willRetry: true, retryInMs: delay, error }, 'mail.send.failed');
       return;
     }
+    if (!rendered) return undeliverable(`no message for the kind "${notice.kind}"`);
     await store.settle(db, notice, { status: 'sent' }, clock.now());
     observeSend('succeeded');
     log.info(fields, 'mail.sent');
@@ -98,11 +117,16 @@ export function createNotificationWorker({
 
 /**
  * The transport's reason, short, for logs and last_error. A server may quote the message back
- * in its answer, so the license key is cut out of it.
+ * in its answer, so the license key and the sign-in link are cut out of it.
  */
 function describeFailure(cause: unknown, data: Record<string, unknown>): string {
-  const message = cause instanceof Error ? cause.message : String(cause);
-  const key = typeof data.licenseKey === 'string' ? data.licenseKey : '';
-  const safe = key ? message.split(key).join('[license key]') : message;
-  return safe.replace(/\s+/g, ' ').slice(0, 300);
+  let message = cause instanceof Error ? cause.message : String(cause);
+  for (const [field, mask] of [
+    ['licenseKey', '[license key]'],
+    ['link', '[sign-in link]'],
+  ] as const) {
+    const secret = data[field];
+    if (typeof secret === 'string' && secret !== '') message = message.split(secret).join(mask);
+  }
+  return message.replace(/\s+/g, ' ').slice(0, 300);
 }

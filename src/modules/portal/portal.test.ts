@@ -50,11 +50,16 @@ after(async () => {
 const newBuyer = () => `Buyer-${uniqueSuffix()}@Example.com`;
 const url = (path: string) => `${server.service.payUrl}${path}`;
 
-function post(path: string, form: Record<string, string>, cookie?: string) {
+function post(
+  path: string,
+  form: Record<string, string>,
+  cookie?: string,
+  headers: Record<string, string> = {},
+) {
   return fetch(url(path), {
     method: 'POST',
     body: new URLSearchParams(form),
-    headers: cookie ? { cookie } : {},
+    headers: cookie ? { cookie, ...headers } : headers,
     redirect: 'manual',
   });
 }
@@ -193,7 +198,7 @@ describe('signing in with a link by e-mail', () => {
     assert.deepEqual(answers.map((a) => a.status).sort(), [303, 400, 400, 400]);
   });
 
-  test(`a link expires ${LINK_MINUTES} minutes after it was asked for`, async () => {
+  test(`a link expires ${LINK_MINUTES} minutes after it was mailed`, async () => {
     const seller = await sellerWithApp(server);
     const email = newBuyer();
     await issueLicense(server, seller, { email });
@@ -226,7 +231,7 @@ describe('signing in with a link by e-mail', () => {
     assert.deepEqual(await held(), []);
   });
 
-  test('an address without purchases gets the same answer and no mail', async () => {
+  test('a customer and a stranger cost the form the same work: one queued notice holding no link', async () => {
     const seller = await sellerWithApp(server);
     const customer = newBuyer();
     await issueLicense(server, seller, { email: customer });
@@ -241,14 +246,94 @@ describe('signing in with a link by e-mail', () => {
     );
     const [known, unknown] = await Promise.all(answers.map((a) => a.text()));
     assert.equal(unknown, known, 'the same page, byte for byte');
+    // What the request wrote, before any mail goes: the same for both addresses.
+    const written = async (email: string) => ({
+      notices: await server.db
+        .selectFrom('notifications')
+        .select(['kind', 'data', 'status'])
+        .where('to_email', '=', email.toLowerCase())
+        .execute(),
+      links: await server.db
+        .selectFrom('portal_sign_in_links')
+        .select('token_hash')
+        .where('email', '=', email.toLowerCase())
+        .execute(),
+    });
+    const queued = { notices: [{ kind: 'portal.sign_in', data: {}, status: 'pending' }], links: [] };
+    assert.deepEqual(await written(customer), queued);
+    assert.deepEqual(await written(stranger), queued);
+    // Sending decides: the customer gets a link, the stranger's notice goes without a mail.
     assert.equal((await mailedLinks(customer)).length, 1);
     assert.equal(sink.messages.filter((m) => m.to.includes(stranger.toLowerCase())).length, 0);
-    const rows = await server.db
-      .selectFrom('portal_sign_in_links')
-      .select('token_hash')
-      .where('email', '=', stranger.toLowerCase())
-      .execute();
-    assert.equal(rows.length, 0);
+    assert.deepEqual(await written(stranger), { notices: [], links: [] });
+  });
+
+  test('the link is made when its mail is sent: no stored row holds it, and it lasts from the send', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    await issueLicense(server, seller, { email });
+    assert.equal((await post('/portal/sign-in', { email })).status, 200);
+    // The mail waits (an SMTP outage, a busy queue): the link's time starts when it goes.
+    clock.advance(2 * LINK_MINUTES * 60_000);
+    const [token] = await mailedLinks(email);
+    assert.ok(token);
+    const dump = JSON.stringify([
+      await server.db
+        .selectFrom('notifications')
+        .selectAll()
+        .where('to_email', '=', email.toLowerCase())
+        .execute(),
+      await server.db
+        .selectFrom('portal_sign_in_links')
+        .selectAll()
+        .where('email', '=', email.toLowerCase())
+        .execute(),
+    ]);
+    assert.ok(!dump.includes(token), 'neither the notice nor the link row holds the token');
+    clock.advance(LINK_MINUTES * 60_000 - 1000);
+    assert.equal((await post(`/portal/sign-in/${token}`, {})).status, 303);
+  });
+
+  test('a sign-in form sent from another site is refused with 403 and changes nothing (login CSRF)', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    await issueLicense(server, seller, { email });
+    const token = await requestLink(email);
+    const noticesOf = async () =>
+      (
+        await server.db
+          .selectFrom('notifications')
+          .select('id')
+          .where('to_email', '=', email.toLowerCase())
+          .execute()
+      ).length;
+    const noticesBefore = await noticesOf();
+    const pay = new URL(server.service.payUrl);
+    for (const headers of <Record<string, string>[]>[
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://attacker.example' },
+      { origin: `${pay.protocol}//${pay.hostname}:1` },
+    ]) {
+      const signIn = await post(`/portal/sign-in/${token}`, {}, undefined, headers);
+      assert.equal(signIn.status, 403, JSON.stringify(headers));
+      assert.equal(signIn.headers.get('set-cookie'), null, 'no session is started');
+      assert.match(await signIn.text(), /This form can only be sent from the portal’s own pages/);
+      assert.equal((await post('/portal/sign-in', { email }, undefined, headers)).status, 403);
+    }
+    assert.equal(await noticesOf(), noticesBefore, 'no mail was queued');
+    // The link was not used up: the portal's own page (same origin) signs in with it.
+    const own = await post(`/portal/sign-in/${token}`, {}, undefined, {
+      'sec-fetch-site': 'same-origin',
+      origin: pay.origin,
+    });
+    assert.equal(own.status, 303);
+    // A signed-in form sent from another site is refused too, its form token notwithstanding.
+    const buyer = await signIn(email);
+    const csrf = await buyer.csrf();
+    const out = await post('/portal/sign-out', { csrf }, buyer.cookie, { 'sec-fetch-site': 'cross-site' });
+    assert.equal(out.status, 403);
+    assert.ok((await buyer.page()).includes('name="csrf"'), 'still signed in');
   });
 
   test('a malformed address shows the form again', async () => {

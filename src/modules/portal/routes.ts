@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
-import formBody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { registerFormRoutes } from '../../platform/http/forms.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse, Uuid } from '../../platform/http/schemas.js';
 import type { WindowCounter } from '../../platform/http/window-counter.js';
 import { PORTAL_CSS } from './assets.js';
+import { problemPage } from './pages.js';
 import { DONE_NOTICES, type PortalOutcome, type PortalService, SESSION_COOKIE } from './service.js';
 
 /** Sign-in links mailed to one address per hour, however many client addresses ask. */
@@ -72,9 +73,14 @@ const pageOrErrorBody = (description: string) => ({
     },
   },
 });
+/** What a form post answers when the browser says it came from another site (login CSRF too). */
+const CROSS_SITE_FORM =
+  'Sent from a page of another site (Sec-Fetch-Site or Origin): refused, nothing changed';
 const signedInForm = {
   401: page('Not signed in (or the session ended): a page to sign in again'),
-  403: page('The form’s token does not belong to this session (CSRF)'),
+  403: page(
+    'The form’s token does not belong to this session (CSRF), or the form was sent from another site (Sec-Fetch-Site or Origin)',
+  ),
 };
 
 function sessionToken(request: FastifyRequest): string | undefined {
@@ -181,10 +187,12 @@ export function registerPortalRoutes(
     handler: async (request, reply) => send(reply, await portal.openLink(request.params.token)),
   });
 
-  app.register(async (scope) => {
-    await scope.register(formBody, { bodyLimit: 16_384 });
-    const form = scope as unknown as HttpApp;
-
+  const refuse = (reply: FastifyReply) =>
+    send(reply, {
+      status: 403,
+      page: problemPage('Sent from another site', 'This form can only be sent from the portal’s own pages.'),
+    });
+  registerFormRoutes(app, refuse, (form) => {
     form.post('/portal/sign-in', {
       config: { auth: 'public', rateLimit },
       preHandler: limitPerAddress(limits.counter),
@@ -196,6 +204,7 @@ export function registerPortalRoutes(
         consumes: ['application/x-www-form-urlencoded'],
         response: {
           200: page('“Check your e-mail”, whatever the address'),
+          403: page(CROSS_SITE_FORM),
           422: page('The form again: the address is not an e-mail address'),
         },
       },
@@ -214,6 +223,7 @@ export function registerPortalRoutes(
         consumes: ['application/x-www-form-urlencoded'],
         response: {
           303: seeOther('Signed in: on to the portal, with the session cookie'),
+          403: page(CROSS_SITE_FORM),
           400: pageOrErrorBody(
             'The link was used already, has expired or is unknown (a page offering a new one)',
           ),

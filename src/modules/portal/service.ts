@@ -58,6 +58,14 @@ const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$
 /** Tokens are 32 random bytes; the database keeps their SHA-256 only and is looked up by it. */
 const newToken = () => randomBytes(32).toString('base64url');
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
+/**
+ * The token a sign-in mail carries, made when the mail is sent from the notice and its attempt
+ * under the server secret: neither the queued notice nor the link row (its SHA-256) holds it or
+ * what makes it, and each attempt mails a link of its own, so a link already used never works
+ * again because a send was retried.
+ */
+const linkTokenOf = (secret: string, notice: { id: string; attempts: number }) =>
+  createHmac('sha256', secret).update(`portal-sign-in:${notice.id}:${notice.attempts}`).digest('base64url');
 /** The session's form token: derived from the cookie's token, so it is per session and never stored. */
 const csrfOf = (sessionToken: string) =>
   createHmac('sha256', sessionToken).update('portal-csrf').digest('base64url');
@@ -81,6 +89,7 @@ export function createPortalService({
   clock,
   log,
   payUrl,
+  linkSecret,
   licenses,
   offline,
   subscriptions,
@@ -90,6 +99,8 @@ export function createPortalService({
   log: Log;
   /** The checkout host's public address: the links point at it, and https makes the cookie Secure. */
   payUrl: string;
+  /** The server secret sign-in links are derived under when their mail is sent (every node's). */
+  linkSecret: string;
   licenses: Pick<LicenseService, 'releaseBuyerDevice'>;
   offline: Pick<OfflineActivation, 'activateLicense'>;
   subscriptions: Pick<SubscriptionService, 'cancelForBuyer'>;
@@ -229,8 +240,10 @@ export function createPortalService({
     },
 
     /**
-     * Mails a sign-in link when anything was bought under the address, and answers the same page
-     * either way, so the form tells no one which addresses are customers.
+     * Queues a sign-in mail and answers the same page whoever asks. Whether the address bought
+     * anything is looked up when the mail is sent (signInMail), so the request does the same
+     * work, one insert, for a customer and a stranger: neither the answer nor its timing tells
+     * which addresses are customers.
      */
     async requestLink(input: string | undefined): Promise<PortalOutcome> {
       const typed = (input ?? '').trim();
@@ -240,24 +253,30 @@ export function createPortalService({
           page: signInPage({ email: typed, error: 'Enter the e-mail address you bought with.' }),
         };
       }
-      const email = typed.toLowerCase();
+      await store.queueSignInMail(db, typed.toLowerCase(), clock.now());
+      log.info('portal.link.queued');
+      return { status: 200, page: linkSentPage(LINK_MINUTES) };
+    },
+
+    /**
+     * The content of a queued sign-in mail, made as it is sent: a new one-time link when anything
+     * was bought under the address, or null when nothing was (no mail is owed, and the notice is
+     * dropped). The link is valid for LINK_MINUTES from now, whenever the request was made.
+     */
+    async signInMail(notice: { id: string; attempts: number; to_email: string | null }) {
+      const email = notice.to_email;
+      if (!email) return null;
       const now = clock.now();
       await store.forgetSpentLinks(db, email, now);
-      if (await store.holdsPurchases(db, email)) {
-        const token = newToken();
-        await db.transaction().execute((trx) =>
-          store.insertSignInLink(trx, {
-            tokenHash: digest(token),
-            email,
-            link: `${base}/portal/sign-in/${token}`,
-            minutes: LINK_MINUTES,
-            now,
-            expiresAt: new Date(now.getTime() + LINK_MINUTES * 60_000),
-          }),
-        );
-        log.info('portal.link.queued');
-      }
-      return { status: 200, page: linkSentPage(LINK_MINUTES) };
+      if (!(await store.holdsPurchases(db, email))) return null;
+      const token = linkTokenOf(linkSecret, notice);
+      await store.insertSignInLink(db, {
+        tokenHash: digest(token),
+        email,
+        now,
+        expiresAt: new Date(now.getTime() + LINK_MINUTES * 60_000),
+      });
+      return { link: `${base}/portal/sign-in/${token}`, minutes: LINK_MINUTES };
     },
 
     /** What a link opens: a button that signs in (a GET never uses the link), or why it cannot. */

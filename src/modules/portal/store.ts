@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db, Executor } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
 import { offlineLicenses } from '../licenses/index.js';
 
@@ -40,12 +40,30 @@ export async function holdsPurchases(db: Db, email: string): Promise<boolean> {
   return Boolean(row.holds);
 }
 
-/** A new sign-in link and the mail carrying it, in the caller's transaction. */
+/**
+ * A sign-in mail for the address, queued with nothing in it: the link is made when it is sent
+ * (the portal's signInMail), and only if the address holds purchases.
+ */
+export async function queueSignInMail(db: Db, email: string, now: Date): Promise<void> {
+  await db
+    .insertInto('notifications')
+    .values({
+      id: newId(),
+      kind: 'portal.sign_in',
+      to_email: email,
+      to_user_id: null,
+      data: '{}',
+      created_at: now,
+    })
+    .execute();
+}
+
+/** A one-time sign-in link (its token's hash), made as its mail is sent. */
 export async function insertSignInLink(
-  trx: Executor,
-  input: { tokenHash: string; email: string; link: string; minutes: number; now: Date; expiresAt: Date },
+  db: Db,
+  input: { tokenHash: string; email: string; now: Date; expiresAt: Date },
 ): Promise<void> {
-  await trx
+  await db
     .insertInto('portal_sign_in_links')
     .values({
       token_hash: input.tokenHash,
@@ -54,37 +72,16 @@ export async function insertSignInLink(
       expires_at: input.expiresAt,
       used_at: null,
     })
-    .execute();
-  await trx
-    .insertInto('notifications')
-    .values({
-      id: newId(),
-      kind: 'portal.sign_in',
-      to_email: input.email,
-      to_user_id: null,
-      data: JSON.stringify({ link: input.link, minutes: input.minutes }),
-      created_at: input.now,
-    })
+    .onConflict((oc) => oc.column('token_hash').doNothing())
     .execute();
 }
 
-/**
- * Forgets the address's spent links (used or expired) and takes the link out of its sent
- * sign-in mails, so the mail queue does not keep links longer than it must.
- */
+/** Forgets the address's spent links (used or expired). */
 export async function forgetSpentLinks(db: Db, email: string, now: Date): Promise<void> {
   await db
     .deleteFrom('portal_sign_in_links')
     .where('email', '=', email)
     .where((eb) => eb.or([eb('used_at', 'is not', null), eb('expires_at', '<=', now)]))
-    .execute();
-  await db
-    .updateTable('notifications')
-    .set({ data: sql`data - 'link'` as never })
-    .where('kind', '=', 'portal.sign_in')
-    .where('to_email', '=', email)
-    .where('status', '<>', 'pending')
-    .where(sql<boolean>`data ? 'link'`)
     .execute();
 }
 
