@@ -64,7 +64,8 @@ const output: LoadResult = {
   p50Ms: result.latency.p50,
   p90Ms: result.latency.p90,
   p99Ms: result.latency.p99,
-  errors: result.errors + result.timeouts + result.non2xx,
+  // autocannon's `errors` already counts the timeouts among them.
+  errors: result.errors + result.non2xx,
   requests: result.requests.total,
   cpuUsPerRequest: Math.round((cpu.user + cpu.system) / Math.max(1, result.requests.total)),
 };

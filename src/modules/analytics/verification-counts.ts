@@ -4,6 +4,8 @@ import type { Log } from '../../platform/log.js';
 import { addVerificationCounts, type VerificationTally } from './store.js';
 
 const DAY_MS = 86_400_000;
+/** Through an outage a failing flush is logged once, then once in this long, not every flush. */
+const FAILURE_LOG_EVERY_MS = 60_000;
 
 export type VerificationCounter = ReturnType<typeof createVerificationCounter>;
 
@@ -16,6 +18,9 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
   const tallies = new Map<string, VerificationTally>();
   let writing: Promise<boolean> | null = null;
   let queued: Promise<boolean> | null = null;
+  /** Failed flushes in a row, and when one was last logged. */
+  let failures = 0;
+  let failureLoggedAt = Number.NEGATIVE_INFINITY;
 
   /**
    * Writes a copy of the tallies taken before the first await, then subtracts what was written:
@@ -27,8 +32,18 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
     try {
       await addVerificationCounts(db, batch);
     } catch (err) {
-      log.error({ err, tallies: batch.length }, 'license.verify.count_flush_failed');
+      failures++;
+      const now = clock.now().getTime();
+      if (now - failureLoggedAt >= FAILURE_LOG_EVERY_MS) {
+        failureLoggedAt = now;
+        log.error({ err, tallies: batch.length, failures }, 'license.verify.count_flush_failed');
+      }
       return false;
+    }
+    if (failures > 0) {
+      log.info({ failures }, 'license.verify.count_flush_recovered');
+      failures = 0;
+      failureLoggedAt = Number.NEGATIVE_INFINITY;
     }
     for (const written of batch) {
       const key = keyOf(written.day, written.appId);

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import { RETRY_AFTER_SECONDS, requestIdOf } from '../../platform/http/conventions.js';
 import { ProbeState } from './probe-state.js';
 
 /**
@@ -27,8 +27,6 @@ export type ProbeThreadMessage =
 // The probe names of both hosts (routes.ts), so a probe moves here by changing its port only.
 const LIVENESS = new Set(['/healthz', '/v1/health', '/health']);
 const READINESS = new Set(['/readyz', '/v1/health/ready', '/health/ready']);
-const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const RETRY_AFTER_SECONDS = '5';
 /** Probes send one small request; nothing legitimate keeps a connection waiting longer. */
 const CONNECTION_TIMEOUT_MS = 5_000;
 
@@ -76,9 +74,7 @@ function send(res: ServerResponse, method: string, [status, body]: Answer, reque
 }
 
 const server = http.createServer((req, res) => {
-  const incoming = req.headers['x-request-id'];
-  const requestId =
-    typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  const requestId = requestIdOf(req.headers['x-request-id']);
   // As the main listeners: a trailing slash is ignored; a probe's query string changes nothing.
   const path = (req.url ?? '/').split('?')[0]?.replace(/(.)\/$/, '$1') ?? '/';
   const method = req.method ?? 'GET';

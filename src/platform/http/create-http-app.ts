@@ -17,6 +17,7 @@ import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 import type { Log } from '../log.js';
 import type { RequestRecorder } from '../metrics.js';
+import { RETRY_AFTER_SECONDS, requestIdOf } from './conventions.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
 import { requestLog } from './request-log.js';
 import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
@@ -97,8 +98,6 @@ export interface HttpAppOptions {
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
-const RETRY_AFTER_SECONDS = '5';
-const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The Fastify instance both hosts are built on: JSON only, one error body, request ids on
@@ -109,10 +108,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     loggerInstance: options.log,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     childLoggerFactory: (logger, bindings, options) => requestLog(logger as Log, bindings, options),
     // One completion line per request is logged by the onResponse hook below instead.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
