@@ -97,6 +97,10 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `/v1/products/${o.productId}/rotate-callback-secret`,
   },
+  'core POST /v1/products/:id/license-policy/apply': {
+    kind: 'resource',
+    path: (o) => `/v1/products/${o.productId}/license-policy/apply`,
+  },
   'core GET /v1/apps/:appId/licenses': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}/licenses` },
   'core POST /v1/apps/:appId/licenses': {
     kind: 'resource',

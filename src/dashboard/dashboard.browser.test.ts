@@ -205,6 +205,21 @@ describe('the seller dashboard in a browser', () => {
     await details.getByRole('button', { name: 'Save product' }).click();
     await status(page).filter({ hasText: 'Product saved' }).waitFor();
     assert.equal((await server.api.get(`/products/${productId}`, { token: key })).body.currency, 'EUR');
+
+    // The license policy, said in plain words as it is typed: "3 devices, for a year".
+    await details.getByLabel('Devices', { exact: true }).selectOption('node_locked');
+    await details.getByLabel('Devices per license').fill('3');
+    await details.getByLabel('License valid for (days)').fill('365');
+    await details.getByText('Each license sold works on up to 3 devices, for 365 days.').waitFor();
+    await details.getByRole('button', { name: 'Save product' }).click();
+    await status(page).filter({ hasText: 'Product saved' }).waitFor();
+    assert.deepEqual((await server.api.get(`/products/${productId}`, { token: key })).body.licensePolicy, {
+      model: 'node_locked',
+      maxDevices: 3,
+      maxSeats: null,
+      leaseSeconds: null,
+      validityDays: 365,
+    });
     await screenshot(page, 'dashboard-product');
 
     // Licenses: issue one, find it by its key, suspend and reinstate it, release a device.

@@ -140,6 +140,19 @@ export interface ApiKey {
   key?: string;
 }
 
+/**
+ * A product's license policy: `node_locked` with `maxDevices`, `floating` with `maxSeats` and
+ * `leaseSeconds` (600 by default), or `unlimited`; `validityDays` (one-time products; null:
+ * perpetual). Fields the model does not take are null.
+ */
+export interface LicensePolicy {
+  model: 'unlimited' | 'node_locked' | 'floating';
+  maxDevices: number | null;
+  maxSeats: number | null;
+  leaseSeconds: number | null;
+  validityDays: number | null;
+}
+
 export interface Product {
   id: string;
   userId: string;
@@ -180,6 +193,8 @@ export interface Product {
   portalDeviceReleases: number;
   /** The period, in days, portalDeviceReleases counts over (1 to 365; 30). */
   portalReleasePeriodDays: number;
+  /** What every license sold, trialled or issued through the product starts from. */
+  licensePolicy: LicensePolicy;
   /** The hosted checkout page that sells this product on the checkout host. */
   checkoutUrl: string;
   createdAt: string;

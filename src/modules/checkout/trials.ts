@@ -86,6 +86,7 @@ export function createTrials({
           productId: product.id,
           email,
           hwuid,
+          policy: product.licensePolicy,
           endsAt,
           now,
         });

@@ -18,6 +18,8 @@ import {
   LicenseListQuery,
   LicenseParams,
   LicenseUpdate,
+  PolicyApplied,
+  ProductPolicyParams,
   RevokeTokenBody,
   RevokeTokenResult,
   SeatBody,
@@ -85,6 +87,20 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
             idempotentAnswer(request),
           ),
         ),
+  });
+
+  app.post('/products/:id/license-policy/apply', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Apply a product’s license policy to its existing licenses',
+      description:
+        'Gives every license of the product its current policy’s device limit, or seats and lease, with `license.updated` for each one that changed. Licenses of the other kind (floating against node-locked), revoked licenses and trials keep theirs; expiry dates stay as issued. Answers the counts.',
+      tags: ['products'],
+      params: ProductPolicyParams,
+      response: { 200: PolicyApplied },
+      errors: { ...APP_SCOPED, not_found: 'the product does not exist or is another seller’s' },
+    },
+    handler: (request) => licenses.applyProductPolicy(principalOf(request), request.params.id),
   });
 
   app.get('/apps/:appId/licenses/:licenseId', {

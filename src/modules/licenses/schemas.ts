@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
-import { FeatureList } from '../products/index.js';
+import { DEFAULT_LEASE_SECONDS, DeviceCount, FeatureList, LeaseSeconds } from '../products/index.js';
 
 export const LICENSE_STATUSES = ['active', 'trial', 'suspended', 'revoked', 'expired'] as const;
 
@@ -21,15 +21,11 @@ const ExpiresAt = Nullable(
     errorMessage: 'must be an ISO 8601 date-time with a time zone, between 1970 and 9999, or null',
   }),
 );
-const MaxDevices = Nullable(Type.Integer({ minimum: 1, maximum: 100_000 }));
-const MaxSeats = Type.Integer({ minimum: 1, maximum: 100_000 });
-/** How long a seat is held without a heartbeat (floating licenses). */
-export const DEFAULT_LEASE_SECONDS = 600;
-const LeaseSeconds = Type.Integer({
-  minimum: 60,
-  maximum: 86_400,
-  errorMessage: 'must be a whole number of seconds from 60 to 86400',
-});
+const MaxDevices = Nullable(DeviceCount);
+const MaxSeats = DeviceCount;
+
+export { DEFAULT_LEASE_SECONDS };
+
 /** Entitlements of one license; null inherits its product's. */
 const LicenseFeatures = Nullable(FeatureList);
 
@@ -88,6 +84,15 @@ export const LicenseUpdate = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 export type LicenseUpdateInput = Static<typeof LicenseUpdate>;
+
+export const ProductPolicyParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+/** What applying a product's policy to its existing licenses did. */
+export const PolicyApplied = Type.Object({
+  /** Licenses whose limits changed (each with license.updated). */
+  updated: Type.Integer(),
+  /** Licenses of the other kind (floating against node-locked), left as they are. */
+  skipped: Type.Integer(),
+});
 
 export const LicenseParams = Type.Object({ appId: Uuid, licenseId: Uuid }, { additionalProperties: false });
 export const DeviceParams = Type.Object(

@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type EventType, recordEvent } from '../events/index.js';
-import type { ProductService } from '../products/index.js';
+import { type LicensePolicy, licenseLimits, type ProductService } from '../products/index.js';
 import { type BuyerReleaseOutcome, releaseForBuyer } from './buyer-release.js';
 import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
 import {
@@ -27,9 +27,9 @@ export interface LicenseServiceDeps {
   clock: Clock;
   log: Log;
   apps: Pick<AppService, 'requireOwnedApp'>;
-  products: Pick<ProductService, 'productAppId'>;
+  products: Pick<ProductService, 'licenseTerms' | 'requireLicenseTerms'>;
   /** Every change to what verification reads is announced in its transaction, then forgotten here. */
-  cache: Pick<VerificationCache, 'announceLicense' | 'forgetLicense'>;
+  cache: Pick<VerificationCache, 'announceLicense' | 'forgetLicense' | 'announceSeller' | 'forgetSeller'>;
 }
 
 /** How many licenses the expiry job moves per statement. */
@@ -102,14 +102,32 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       answer?: IdempotentAnswer<LicenseResource>,
     ) {
       const app = await apps.requireOwnedApp(principal, appId);
-      if (input.productId && (await products.productAppId(principal, input.productId)) !== app.id) {
+      const product = input.productId ? await products.licenseTerms(principal, input.productId) : null;
+      if (input.productId && product?.appId !== app.id) {
         throw invalidField('productId', 'must be one of this app’s products');
       }
+      // A license of a product starts from the product's policy; what the request says overrides it.
+      const policy = product?.licensePolicy ?? null;
       const now = clock.now();
-      const expiresAt = input.expiresAt ? requestInstant(input.expiresAt, 'expiresAt') : null;
+      const expiresAt =
+        input.expiresAt !== undefined
+          ? input.expiresAt
+            ? requestInstant(input.expiresAt, 'expiresAt')
+            : null
+          : policy?.validityDays
+            ? new Date(now.getTime() + policy.validityDays * 86_400_000)
+            : null;
       if (expiresAt && expiresAt.getTime() <= now.getTime())
         throw invalidField('expiresAt', 'must be in the future');
-      const seats = seatsOf(input);
+      const seats = seatsOf(input, policy);
+      const maxDevices =
+        seats !== null
+          ? null
+          : input.maxDevices !== undefined
+            ? input.maxDevices
+            : policy?.model === 'node_locked'
+              ? policy.maxDevices
+              : null;
       const license = await transactionWithAnswer(db, answer, async (trx) => {
         const row = await store.insertLicense(trx, {
           id: newId(),
@@ -120,7 +138,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
           email: input.email?.trim() ?? null,
           expiresAt,
           metadata: (input.metadata ?? {}) as LicenseMetadata,
-          maxDevices: input.maxDevices ?? null,
+          maxDevices,
           features: input.features ?? null,
           seats,
           now,
@@ -130,6 +148,27 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       });
       log.info({ licenseId: license.id, appId: license.appId }, 'license.created');
       return license;
+    },
+
+    /**
+     * Gives the product's existing licenses the limits of its current policy, in one transaction,
+     * with license.updated for each one changed; every node forgets what it held of the seller.
+     * Licenses of the other kind (floating against node-locked) cannot change kind under their
+     * devices and are counted as skipped; revoked licenses and trials keep theirs; expiry dates
+     * stay as they were issued.
+     */
+    async applyProductPolicy(principal: Principal, productId: string) {
+      const terms = await products.requireLicenseTerms(principal, productId);
+      const now = clock.now();
+      const result = await db.transaction().execute(async (trx) => {
+        const applied = await store.applyLimits(trx, productId, licenseLimits(terms.licensePolicy), now);
+        for (const row of applied.changed) await recordLicenseEvent(trx, 'license.updated', row, now);
+        if (applied.changed.length > 0) await cache.announceSeller(trx, principal.userId);
+        return applied;
+      });
+      if (result.changed.length > 0) cache.forgetSeller(principal.userId);
+      log.info({ productId, updated: result.changed.length }, 'product.license_policy.applied');
+      return { updated: result.changed.length, skipped: result.otherKind };
     },
 
     /**
@@ -158,6 +197,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         userId: string;
         productId: string;
         email: string;
+        /** The order's copy of the product's policy: the license's limits. */
+        policy: LicensePolicy;
         expiresAt: Date | null;
         now: Date;
       },
@@ -171,7 +212,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         email: input.email,
         expiresAt: input.expiresAt,
         metadata: {},
-        maxDevices: null,
+        ...licenseLimits(input.policy),
         now: input.now,
       });
       await recordLicenseEvent(trx, 'license.created', license, input.now);
@@ -191,7 +232,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
 
     /**
      * Issues a product's trial license in the caller's transaction: status trial until `endsAt`,
-     * one device. Without a `hwuid` it is a trial by e-mail, taking the address's one trial; with
+     * with the product's policy (node-locked: its device limit; floating: its seats, no device
+     * bound; unlimited: one device, so a free trial never runs on any number). Without a `hwuid` it is a trial by e-mail, taking the address's one trial; with
      * one, a trial on that device (bound at once), taking the device's one trial and refused to an
      * address that had its trial by e-mail, but not using that up: anyone can type any address
      * into an app, and a stranger's start must not cost its owner the trial. Throws
@@ -205,10 +247,12 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         productId: string;
         email: string;
         hwuid: string | null;
+        policy: LicensePolicy;
         endsAt: Date;
         now: Date;
       },
     ) {
+      const limits = licenseLimits(input.policy);
       let license = await store.insertLicense(trx, {
         id: newId(),
         key: generateLicenseKey(),
@@ -218,7 +262,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         email: input.email,
         expiresAt: input.endsAt,
         metadata: {},
-        maxDevices: 1,
+        maxDevices: limits.seats ? null : (limits.maxDevices ?? 1),
+        seats: limits.seats,
         trial: true,
         now: input.now,
       });
@@ -236,7 +281,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
           `${refused === 'email' ? 'This e-mail address' : 'This device'} has already had a trial of this product`,
           [{ field: refused, message: 'has already had a trial of this product' }],
         );
-      if (input.hwuid !== null)
+      if (input.hwuid !== null && !license.floating)
         license = await store.bindFirstDevice(trx, license.id, input.hwuid, input.now);
       await recordLicenseEvent(trx, 'license.created', license, input.now);
       return license;
@@ -406,17 +451,32 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
 }
 
 /**
- * The seat settings of a license being issued, or null for a node-locked one. Floating and a
- * device limit exclude each other; seat settings without floating are refused, not ignored.
+ * The seat settings of a license being issued, or null for a node-locked one: floating when the
+ * request says so, else when the product's policy is. Floating and a device limit exclude each
+ * other; seat settings without floating are refused, not ignored.
  */
-function seatsOf(input: LicenseCreateInput): { maxSeats: number; leaseSeconds: number } | null {
-  if (!input.floating) {
+function seatsOf(
+  input: LicenseCreateInput,
+  policy: LicensePolicy | null,
+): { maxSeats: number; leaseSeconds: number } | null {
+  const fromPolicy = policy?.model === 'floating' ? policy : null;
+  if (!(input.floating ?? fromPolicy !== null)) {
     refuseShapeMismatch(false, input);
     return null;
   }
+  if (fromPolicy && input.floating === undefined && input.maxDevices != null) {
+    throw invalidField(
+      'maxDevices',
+      'does not apply: the product’s policy is floating (send floating: false for a node-locked license)',
+    );
+  }
   refuseShapeMismatch(true, input);
-  if (input.maxSeats === undefined) throw invalidField('maxSeats', 'is required for a floating license');
-  return { maxSeats: input.maxSeats, leaseSeconds: input.leaseSeconds ?? DEFAULT_LEASE_SECONDS };
+  const maxSeats = input.maxSeats ?? fromPolicy?.maxSeats ?? null;
+  if (maxSeats === null) throw invalidField('maxSeats', 'is required for a floating license');
+  return {
+    maxSeats,
+    leaseSeconds: input.leaseSeconds ?? fromPolicy?.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+  };
 }
 
 /** Device limits belong to node-locked licenses, seats to floating ones. */

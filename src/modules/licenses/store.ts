@@ -709,3 +709,48 @@ export async function endTrialsFor(
     .executeTakeFirstOrThrow();
   return { ended, license };
 }
+
+/**
+ * Gives the product's licenses the limits of its policy (applyProductPolicy): those of the same
+ * kind as the policy (floating, or not) that are not revoked, running trials or trials a payment
+ * ended, and whose limits differ. Returns the licenses changed and how many of another kind were
+ * left as they are.
+ */
+export async function applyLimits(
+  trx: Executor,
+  productId: string,
+  limits: { maxDevices: number | null; seats: { maxSeats: number; leaseSeconds: number } | null },
+  now: Date,
+): Promise<{ changed: LicenseRow[]; otherKind: number }> {
+  const floating = limits.seats !== null;
+  const maxSeats = limits.seats?.maxSeats ?? null;
+  const leaseSeconds = limits.seats?.leaseSeconds ?? null;
+  const covered = trx
+    .selectFrom('licenses')
+    .where('product_id', '=', productId)
+    .where('status', 'not in', ['revoked', 'trial'])
+    .where('replaced_by', 'is', null);
+  const changed = await trx
+    .updateTable('licenses')
+    .set({
+      max_devices: limits.maxDevices,
+      max_seats: maxSeats,
+      lease_seconds: leaseSeconds,
+      updated_at: now,
+    })
+    .where('id', 'in', covered.select('id').where('floating', '=', floating))
+    .where((eb) =>
+      eb.or([
+        sql<boolean>`max_devices is distinct from ${limits.maxDevices}`,
+        sql<boolean>`max_seats is distinct from ${maxSeats}`,
+        sql<boolean>`lease_seconds is distinct from ${leaseSeconds}`,
+      ]),
+    )
+    .returningAll()
+    .execute();
+  const other = await covered
+    .where('floating', '=', !floating)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return { changed, otherKind: Number(other.n) };
+}

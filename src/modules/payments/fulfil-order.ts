@@ -6,6 +6,7 @@ import { fromDecimalString } from '../../platform/money.js';
 import { sameSecret } from '../../platform/secrets.js';
 import { type MerchantEventType, recordEvent } from '../events/index.js';
 import { effectiveStatus } from '../licenses/index.js';
+import { storedPolicy } from '../products/index.js';
 import type { SavedCard } from './partner.js';
 import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
@@ -101,12 +102,19 @@ export function createFulfilment({
         if (!paid) return null;
         const interval = paid.billing_type === 'recurring' ? paid.billing_interval : null;
         const period = interval ? { interval, end: addInterval(now, interval) } : null;
+        // The policy the order was opened with (an order from before policies: none, unlimited).
+        const policy = storedPolicy(paid.license_policy);
         const { license, replacedTrial } = await licenses.issueForPurchase(trx, {
           appId: paid.app_id,
           userId: paid.user_id,
           productId: paid.product_id,
           email: paid.email,
-          expiresAt: period?.end ?? null,
+          policy,
+          expiresAt:
+            period?.end ??
+            (policy.validityDays === null
+              ? null
+              : new Date(now.getTime() + policy.validityDays * 86_400_000)),
           now,
         });
         const subscription =

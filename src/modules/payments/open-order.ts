@@ -87,6 +87,7 @@ export function createOrderOpening({
         currency: product.currency,
         billing_type: product.billingType,
         billing_interval: product.billingType === 'recurring' ? product.interval : null,
+        license_policy: JSON.stringify(product.licensePolicy),
         payment_provider: provider,
         partner_payment_id: payment.id,
         client_secret:

@@ -22,7 +22,8 @@ type OptionalOrderColumns =
  */
 export async function insertOrderOnce(
   executor: Executor,
-  order: Omit<OrderRow, OptionalOrderColumns> & Partial<Pick<OrderRow, OptionalOrderColumns>>,
+  order: Omit<OrderRow, OptionalOrderColumns | 'license_policy'> &
+    Partial<Pick<OrderRow, OptionalOrderColumns>> & { license_policy: string | null },
 ) {
   await executor
     .insertInto('orders')

@@ -36,11 +36,16 @@ after(async () => {
   await fake.close();
 });
 
-async function purchase(seller: SellerWithApp, price = 19.99, currency = 'USD') {
+async function purchase(
+  seller: SellerWithApp,
+  price = 19.99,
+  currency = 'USD',
+  extra: Record<string, unknown> = {},
+) {
   const product = (
     await server.api.post(
       '/products',
-      { appId: seller.appId, name: 'Pro', price, currency },
+      { appId: seller.appId, name: 'Pro', price, currency, ...extra },
       { token: seller.token },
     )
   ).expect(201).body;
@@ -90,6 +95,25 @@ const licenses = async (seller: SellerWithApp) =>
   (await server.api.get(`/apps/${seller.appId}/licenses`, { token: seller.token })).expect(200).body.total;
 
 describe('with the Stripe SDK', () => {
+  test('a paid card purchase carries the product’s license policy: two devices, then device_limit_reached', async () => {
+    const seller = await sellerWithApp(server);
+    const intent = await purchase(seller, 29, 'USD', {
+      licensePolicy: { model: 'node_locked', maxDevices: 2, validityDays: 90 },
+    });
+    fake.succeed(intent.paymentIntentId);
+    const key = (await confirmPurchase(server, intent)).expect(200).body.licenseKey as string;
+    const license = (
+      await server.api.get(`/apps/${seller.appId}/licenses?key=${key}`, { token: seller.token })
+    ).expect(200).body.licenses[0];
+    assert.equal(license.maxDevices, 2);
+    assert.ok(license.expiresAt, 'a 90-day license has an expiry');
+    const check = async (hwuid: string) =>
+      (await server.api.post('/licenses/verify', { key, hwuid })).expect(200).body;
+    assert.equal((await check('one')).valid, true);
+    assert.equal((await check('two')).valid, true);
+    assert.equal((await check('three')).code, 'device_limit_reached');
+  });
+
   test('creates the payment intent in minor units with an idempotency key, and confirms only what the partner says', async () => {
     const seller = await sellerWithApp(server);
     const intent = await purchase(seller);

@@ -2,6 +2,7 @@ import { AppError, type ErrorDetail } from '../../platform/errors.js';
 import type { Tier } from '../../platform/http/principal.js';
 import { currencyExponent, decimalPlaces, isSupportedCurrency } from '../../platform/money.js';
 import { tierAtLeast } from '../users/index.js';
+import { policyProblems, UNLIMITED_POLICY } from './license-policy.js';
 import { PORTAL_POLICY_DEFAULTS, type ProductInput, type ProductResource } from './schemas.js';
 
 /** A product's writable state, as the rules see it. */
@@ -32,6 +33,7 @@ export const PRODUCT_DEFAULTS = {
   trialDays: null,
   sendLicenseToCustomer: false,
   merchantWebhookUrl: null,
+  licensePolicy: UNLIMITED_POLICY,
   ...PORTAL_POLICY_DEFAULTS,
 } as const satisfies Partial<ProductState>;
 
@@ -41,7 +43,8 @@ export const PRODUCT_DEFAULTS = {
  * - recurring billing needs an interval, one-time billing has none;
  * - a subscription product bills on a recurring basis;
  * - a card partner price id only applies to recurring products;
- * - a trial issues a license to install, so only license and subscription products offer one.
+ * - a trial issues a license to install, so only license and subscription products offer one;
+ * - the license policy takes the fields of its model, and validity only on one-time billing.
  */
 export function checkProductRules(product: ProductState): void {
   const details: ErrorDetail[] = [];
@@ -77,6 +80,7 @@ export function checkProductRules(product: ProductState): void {
       message: `a ${product.productType} product cannot offer a trial (only license and subscription products)`,
     });
   }
+  details.push(...policyProblems(product.licensePolicy, product.billingType));
   if (details.length > 0) {
     throw new AppError(
       'validation_failed',

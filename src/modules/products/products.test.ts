@@ -45,6 +45,7 @@ async function productCount(userId: string): Promise<number> {
 
 const RESOURCE_FIELDS = [
   'id',
+  'licensePolicy',
   'userId',
   'appId',
   'name',
@@ -103,6 +104,7 @@ describe('creating products', () => {
     assert.equal(product.portalLicenseFileDays, 30);
     assert.equal(product.portalDeviceReleases, 3);
     assert.equal(product.portalReleasePeriodDays, 30);
+    assert.equal(product.licensePolicy.model, 'unlimited');
     for (const flag of [
       'partnerTaxEnabled',
       'partnerIdentityRequired',

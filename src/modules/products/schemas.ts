@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Email, HttpUrl, Nullable, PageQuery, Text, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { LicensePolicyInput, LicensePolicySchema } from './license-policy.js';
 
 export const PRODUCT_TYPES = ['license', 'api_access', 'subscription'] as const;
 export const BILLING_TYPES = ['one_time', 'recurring'] as const;
@@ -101,6 +102,7 @@ const writable = {
   portalLicenseFileDays: PortalLicenseFileDays,
   portalDeviceReleases: PortalDeviceReleases,
   portalReleasePeriodDays: PortalReleasePeriodDays,
+  licensePolicy: LicensePolicyInput,
 };
 
 type Writable = typeof writable;
@@ -160,6 +162,8 @@ export const Product = Type.Object({
   /** Device releases a buyer may make from the portal per license, in any portalReleasePeriodDays. */
   portalDeviceReleases: Type.Integer(),
   portalReleasePeriodDays: Type.Integer(),
+  /** What every license sold, trialled or issued through the product starts from (a copy is kept). */
+  licensePolicy: LicensePolicySchema,
   /** The hosted checkout page that sells this product, to link to from the seller's site. */
   checkoutUrl: Type.String(),
   createdAt: Timestamp,

@@ -13,6 +13,7 @@ import type { AppService } from '../apps/index.js';
 import { tierAtLeast } from '../users/index.js';
 import { refuseUrl, type TargetPolicy } from '../webhooks/index.js';
 import { generateCallbackSecret } from './callback-secret.js';
+import { completePolicy, type LicensePolicyInputValue, storedPolicy } from './license-policy.js';
 import { checkProductRules, checkTierGates, PRODUCT_DEFAULTS, type ProductState } from './product-rules.js';
 import type { ProductFilter, ProductInput, ProductResource } from './schemas.js';
 import * as store from './store.js';
@@ -38,6 +39,9 @@ export interface ProductServiceDeps {
 
 export type ProductService = ReturnType<typeof createProductService>;
 
+/** A product's next state as a change writes it: the policy as written, completed by prepare. */
+type ProductDraft = Omit<ProductState, 'licensePolicy'> & { licensePolicy: LicensePolicyInputValue };
+
 export function createProductService({
   db,
   clock,
@@ -61,10 +65,14 @@ export function createProductService({
   function prepare(
     principal: Principal,
     input: ProductInput,
-    next: ProductState,
+    next: ProductDraft,
     current: Partial<ProductState>,
-  ) {
-    const state = { ...next, currency: next.currency.toUpperCase() };
+  ): ProductState {
+    const state = {
+      ...next,
+      currency: next.currency.toUpperCase(),
+      licensePolicy: completePolicy(next.licensePolicy),
+    };
     // Only a URL being set is checked: a stored one is checked again before every delivery.
     const refused = input.merchantWebhookUrl ? refuseUrl(input.merchantWebhookUrl, webhookTargets) : null;
     if (refused) throw invalidField('merchantWebhookUrl', refused);
@@ -82,7 +90,7 @@ export function createProductService({
     principal: Principal,
     id: string,
     input: ProductInput,
-    nextOf: (current: ProductState) => ProductState,
+    nextOf: (current: ProductState) => ProductDraft,
   ) {
     const owned = await requireOwnedProduct(principal, id);
     // Checked before the transaction: the embedded database has one connection.
@@ -152,6 +160,7 @@ export function createProductService({
         sendLicenseToCustomer: row.send_license_to_customer && enterprise,
         licenseEmails: enterprise ? row.license_emails : [],
         trialDays: row.trial_days,
+        licensePolicy: storedPolicy(row.license_policy),
       };
     },
 
@@ -161,11 +170,21 @@ export function createProductService({
       return row?.callback_secret ?? null;
     },
 
-    /** The app a product of the caller belongs to, or null when the caller cannot see it. */
-    async productAppId(principal: Principal, id: string): Promise<string | null> {
+    /**
+     * What a license issued by hand under a product of the caller starts from: the product's app
+     * and license policy, or null when the caller cannot see the product.
+     */
+    async licenseTerms(principal: Principal, id: string) {
       const row = await store.findProduct(db, principal.userId, id);
       const keyApp = apiKeyAppId(principal);
-      return row && (!keyApp || keyApp === row.app_id) ? row.app_id : null;
+      if (!row || (keyApp && keyApp !== row.app_id)) return null;
+      return { appId: row.app_id, licensePolicy: storedPolicy(row.license_policy) };
+    },
+
+    /** The same, for a route about the product itself: 404 when unknown, 403 for another app's key. */
+    async requireLicenseTerms(principal: Principal, id: string) {
+      const row = await requireOwnedProduct(principal, id);
+      return { appId: row.app_id, licensePolicy: storedPolicy(row.license_policy) };
     },
 
     async create(
@@ -315,6 +334,7 @@ export function toProduct(row: ProductRow): Omit<ProductResource, 'checkoutUrl'>
     portalLicenseFileDays: row.portal_license_file_days,
     portalDeviceReleases: row.portal_device_releases,
     portalReleasePeriodDays: row.portal_release_period_days,
+    licensePolicy: storedPolicy(row.license_policy),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -7,7 +7,12 @@ import { toDecimalString } from '../../platform/money.js';
 import type { ProductState } from './product-rules.js';
 import type { ProductFilter } from './schemas.js';
 
-type ProductColumns = Omit<ProductsTable, 'id' | 'user_id' | 'created_at' | 'updated_at'>;
+type ProductColumns = Omit<
+  ProductsTable,
+  'id' | 'user_id' | 'created_at' | 'updated_at' | 'license_policy'
+> & {
+  license_policy: string;
+};
 
 function toColumns(product: ProductState): ProductColumns {
   return {
@@ -42,6 +47,7 @@ function toColumns(product: ProductState): ProductColumns {
     portal_license_file_days: product.portalLicenseFileDays,
     portal_device_releases: product.portalDeviceReleases,
     portal_release_period_days: product.portalReleasePeriodDays,
+    license_policy: JSON.stringify(product.licensePolicy),
   };
 }
 

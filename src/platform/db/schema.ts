@@ -96,6 +96,8 @@ export interface ProductsTable {
   portal_license_file_days: number;
   portal_device_releases: number;
   portal_release_period_days: number;
+  /** The license policy (modules/products/license-policy.ts), as JSON (migration 0025). */
+  license_policy: ColumnType<unknown, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -301,6 +303,8 @@ export interface OrdersTable {
     BillingInterval | null | undefined,
     BillingInterval | null
   >;
+  /** The product's license policy when the order was opened (migration 0025); null on renewals. */
+  license_policy: ColumnType<unknown, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -74,6 +74,56 @@ const PORTAL_DEFAULTS: Record<PortalField, number> = {
   portalReleasePeriodDays: 30,
 };
 
+/** The license policy as the form holds it: the model, and its numbers as typed. */
+interface PolicyDraft {
+  model: Product['licensePolicy']['model'];
+  maxDevices: string;
+  maxSeats: string;
+  leaseSeconds: string;
+  validityDays: string;
+}
+const POLICY_MODELS = [
+  { value: 'unlimited', label: 'No device limit' },
+  { value: 'node_locked', label: 'Locked to a number of devices' },
+  { value: 'floating', label: 'Floating seats (devices at once)' },
+];
+const typed = (value: number | null) => (value === null ? '' : String(value));
+/** Empty is sent as null, so the API names a missing number rather than reading it as 0. */
+const numberOrNull = (value: string) => (value.trim() === '' ? null : Number(value));
+
+/** A recurring product's licenses follow the subscription: no validity is sent for one. */
+function policyBody(policy: PolicyDraft, recurring: boolean): Product['licensePolicy'] {
+  return {
+    model: policy.model,
+    maxDevices: policy.model === 'node_locked' ? numberOrNull(policy.maxDevices) : null,
+    maxSeats: policy.model === 'floating' ? numberOrNull(policy.maxSeats) : null,
+    leaseSeconds: policy.model === 'floating' ? numberOrNull(policy.leaseSeconds) : null,
+    validityDays: recurring ? null : numberOrNull(policy.validityDays),
+  };
+}
+
+const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+
+/** The policy in plain words, as the buyer's license will follow it. */
+export function policyInWords(policy: Product['licensePolicy'], recurring: boolean): string {
+  const use =
+    policy.model === 'node_locked' && policy.maxDevices
+      ? `works on up to ${plural(policy.maxDevices, 'device', 'devices')}`
+      : policy.model === 'floating' && policy.maxSeats
+        ? `runs on ${plural(policy.maxSeats, 'device', 'devices')} at a time; a seat lapses after ${plural(
+            Math.round((policy.leaseSeconds ?? 600) / 60),
+            'minute',
+            'minutes',
+          )} without a heartbeat`
+        : 'works on any number of devices';
+  const length = recurring
+    ? 'for as long as the subscription is paid'
+    : policy.validityDays
+      ? `for ${plural(policy.validityDays, 'day', 'days')}`
+      : 'for ever';
+  return `Each license sold ${use}, ${length}.`;
+}
+
 interface Draft {
   appId: string;
   name: string;
@@ -90,6 +140,7 @@ interface Draft {
   urls: Record<UrlField, string>;
   flags: Record<Flag, boolean>;
   portal: Record<PortalField, string>;
+  licensePolicy: PolicyDraft;
 }
 
 function draftOf(product: Product | null, appId: string): Draft {
@@ -117,6 +168,13 @@ function draftOf(product: Product | null, appId: string): Draft {
     portal: Object.fromEntries(
       PORTAL_FIELDS.map(([field]) => [field, String(product?.[field] ?? PORTAL_DEFAULTS[field])]),
     ) as Record<PortalField, string>,
+    licensePolicy: {
+      model: product?.licensePolicy.model ?? 'unlimited',
+      maxDevices: typed(product?.licensePolicy.maxDevices ?? null),
+      maxSeats: typed(product?.licensePolicy.maxSeats ?? null),
+      leaseSeconds: typed(product?.licensePolicy.leaseSeconds ?? null),
+      validityDays: typed(product?.licensePolicy.validityDays ?? null),
+    },
   };
 }
 
@@ -135,6 +193,7 @@ function bodyOf(draft: Draft): Record<string, unknown> {
     partnerPriceIdRecurring: draft.partnerPriceIdRecurring.trim() || null,
     // Sent as typed: a value that is not 1 to 365 comes back as the API's error on the field.
     trialDays: draft.trialDays.trim() === '' ? null : Number(draft.trialDays),
+    licensePolicy: policyBody(draft.licensePolicy, draft.billingType === 'recurring'),
     licenseEmails: draft.licenseEmails
       .split(/[\s,;]+/)
       .map((email) => email.trim())
@@ -349,6 +408,72 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
             onValue={(v) => set('trialDays', v)}
             error={error}
           />
+        </fieldset>
+        <fieldset>
+          <legend>Licenses sold</legend>
+          <SelectField
+            label="Devices"
+            name="licensePolicy.model"
+            value={draft.licensePolicy.model}
+            options={POLICY_MODELS}
+            onValue={(v) =>
+              set('licensePolicy', { ...draft.licensePolicy, model: v as PolicyDraft['model'] })
+            }
+            error={error}
+          />
+          {draft.licensePolicy.model === 'node_locked' && (
+            <TextField
+              label="Devices per license"
+              name="licensePolicy.maxDevices"
+              inputMode="numeric"
+              hint="1 to 100000 machines a license may be activated on."
+              value={draft.licensePolicy.maxDevices}
+              onValue={(v) => set('licensePolicy', { ...draft.licensePolicy, maxDevices: v })}
+              error={error}
+            />
+          )}
+          {draft.licensePolicy.model === 'floating' && (
+            <div class="row">
+              <TextField
+                label="Seats per license"
+                name="licensePolicy.maxSeats"
+                inputMode="numeric"
+                hint="Devices that may run at the same time."
+                value={draft.licensePolicy.maxSeats}
+                onValue={(v) => set('licensePolicy', { ...draft.licensePolicy, maxSeats: v })}
+                error={error}
+              />
+              <TextField
+                label="Seat lapses after (seconds)"
+                name="licensePolicy.leaseSeconds"
+                inputMode="numeric"
+                hint="60 to 86400 without a heartbeat; empty: 600."
+                value={draft.licensePolicy.leaseSeconds}
+                onValue={(v) => set('licensePolicy', { ...draft.licensePolicy, leaseSeconds: v })}
+                error={error}
+              />
+            </div>
+          )}
+          {draft.billingType !== 'recurring' && (
+            <TextField
+              label="License valid for (days)"
+              name="licensePolicy.validityDays"
+              inputMode="numeric"
+              hint="Empty: the license never expires."
+              value={draft.licensePolicy.validityDays}
+              onValue={(v) => set('licensePolicy', { ...draft.licensePolicy, validityDays: v })}
+              error={error}
+            />
+          )}
+          <p class="hint" id="policy-in-words">
+            {policyInWords(
+              {
+                ...policyBody(draft.licensePolicy, draft.billingType === 'recurring'),
+                leaseSeconds: numberOrNull(draft.licensePolicy.leaseSeconds),
+              },
+              draft.billingType === 'recurring',
+            )}
+          </p>
         </fieldset>
         <fieldset>
           <legend>Checkout links</legend>
