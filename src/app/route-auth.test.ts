@@ -133,6 +133,10 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `${license(o)}/seats`,
   },
+  'core DELETE /v1/apps/:appId/licenses/:licenseId/seats/:hwuid': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/seats/pc-1`,
+  },
   'core DELETE /v1/apps/:appId/licenses/:licenseId/devices/:hwuid': {
     kind: 'resource',
     path: (o) => `${license(o)}/devices/pc-1`,

@@ -331,6 +331,45 @@ describe('seat events', () => {
       productId: null,
       hwuid: 'pc-1',
       releasedAt: clock.now().toISOString(),
+      reason: 'checkin',
     });
+  });
+
+  test('the seller takes a stuck seat back at once, with license.seat.released, reason seller', async () => {
+    const seller = await sellerWithApp(server);
+    (
+      await server.api.post(
+        '/webhooks',
+        { url: `${receiver.url}/taken-back`, events: ['license.seat.released'], appId: seller.appId },
+        { token: seller.token },
+      )
+    ).expect(201);
+    const license = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
+    assert.equal((await checkout({ key: license.key, hwuid: 'crashed-pc' })).valid, true);
+    assert.equal((await checkout({ key: license.key, hwuid: 'new-pc' })).code, 'no_seat_available');
+
+    const release = (hwuid: string, token = seller.token) =>
+      server.api.delete(`/apps/${seller.appId}/licenses/${license.id}/seats/${hwuid}`, { token });
+    (await release('crashed-pc')).expect(204);
+    assert.equal((await seatsOf(seller, license.id)).total, 0);
+    assert.equal((await checkout({ key: license.key, hwuid: 'new-pc' })).valid, true, 'the seat is free');
+    assertError(await release('crashed-pc'), 404, 'not_found');
+    assertError(await release('nobody'), 404, 'not_found');
+    const stranger = await sellerWithApp(server);
+    assertError(await release('new-pc', stranger.token), 404, 'not_found');
+    assert.equal((await seatsOf(seller, license.id)).total, 1, 'a refused release frees nothing');
+
+    await server.service.modules.deliveryWorker.runOnce();
+    const released = receiver.requests.filter((r) => r.path === '/taken-back').map((r) => r.json.data);
+    assert.deepEqual(released, [
+      {
+        licenseId: license.id,
+        licenseKey: license.key,
+        productId: null,
+        hwuid: 'crashed-pc',
+        releasedAt: clock.now().toISOString(),
+        reason: 'seller',
+      },
+    ]);
   });
 });

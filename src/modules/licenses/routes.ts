@@ -172,6 +172,27 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       licenses.seats(principalOf(request), request.params.appId, request.params.licenseId),
   });
 
+  app.delete('/apps/:appId/licenses/:licenseId/seats/:hwuid', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Take a floating license’s seat back',
+      description:
+        'Frees the seat the device holds at once, without waiting for its lease, with `license.seat.released` (reason `seller`). The device gets a seat again at its next checkout while one is free.',
+      tags: ['licenses'],
+      params: DeviceParams,
+      response: { 204: noContent('The seat is free') },
+      errors: {
+        ...APP_SCOPED,
+        not_found: 'the license does not exist, or the device holds no live seat on it',
+      },
+    },
+    handler: async (request, reply) => {
+      const { appId, licenseId, hwuid } = request.params;
+      await licenses.releaseSeat(principalOf(request), appId, licenseId, hwuid);
+      return reply.status(204).send();
+    },
+  });
+
   app.delete('/apps/:appId/licenses/:licenseId/devices/:hwuid', {
     config: { auth: 'seller' },
     schema: {

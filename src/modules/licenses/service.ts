@@ -19,6 +19,7 @@ import {
   type LicenseResource,
   type LicenseUpdateInput,
 } from './schemas.js';
+import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
 import * as store from './store.js';
 import type { VerificationCache } from './verification-cache.js';
 
@@ -394,6 +395,27 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         total: rows.length,
         maxSeats: license.max_seats,
       };
+    },
+
+    /**
+     * The seller takes a floating license's seat back at once (a stuck seat need not wait for its
+     * lease), with license.seat.released, reason seller. 404 when the device holds no live seat.
+     */
+    async releaseSeat(principal: Principal, appId: string, licenseId: string, hwuid: string) {
+      const license = await requireLicense(principal, appId, licenseId);
+      const now = clock.now();
+      const released = await db.transaction().execute(async (trx) => {
+        const locked = await store.lockLicense(trx, license.id);
+        if (!locked || !(await store.releaseSeat(trx, locked.id, hwuid, now))) return false;
+        await recordSeatEvent(trx, 'license.seat.released', locked, now, {
+          hwuid,
+          releasedAt: now.toISOString(),
+          reason: 'seller' satisfies SeatReleaseReason,
+        });
+        return true;
+      });
+      if (!released) throw notFound('Seat');
+      log.info({ licenseId: license.id }, 'license.seat.released');
     },
 
     async releaseDevice(principal: Principal, appId: string, licenseId: string, hwuid: string) {

@@ -1,10 +1,9 @@
 import type { Clock } from '../../platform/clock.js';
-import type { Db, Executor } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
 import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
-import { type EventType, recordEvent } from '../events/index.js';
 import {
   parseJti,
   type TokenDenylist,
@@ -15,6 +14,7 @@ import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
 import { clientStatus, effectiveStatus, grantsUse } from './license-status.js';
 import type { VerificationResultType, VerifyCode } from './schemas.js';
+import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
 import * as store from './store.js';
 import type { Found, LicenseState, VerificationCache } from './verification-cache.js';
 
@@ -320,6 +320,7 @@ export function createVerification({
         await recordSeatEvent(trx, 'license.seat.released', license, now, {
           hwuid: input.hwuid,
           releasedAt: now.toISOString(),
+          reason: 'checkin' satisfies SeatReleaseReason,
         });
         return true;
       });
@@ -379,21 +380,4 @@ export function createVerification({
       return { jti, revoked: true as const, expiresAt: parsed.expiresAt.toISOString() };
     },
   };
-}
-
-/** A seat event, in the transaction that took or gave back the seat (outbox). */
-async function recordSeatEvent(
-  trx: Executor,
-  type: Extract<EventType, 'license.seat.acquired' | 'license.seat.released'>,
-  license: { id: string; key: string; app_id: string; user_id: string; product_id: string | null },
-  now: Date,
-  seat: Record<string, string>,
-) {
-  await recordEvent(trx, {
-    type,
-    userId: license.user_id,
-    appId: license.app_id,
-    data: { licenseId: license.id, licenseKey: license.key, productId: license.product_id, ...seat },
-    occurredAt: now,
-  });
 }
