@@ -581,6 +581,30 @@ describe('payment replaces the trial', () => {
     assert.equal((await licenseEvents(seller)).length, 4);
   });
 
+  test('a trial the seller issues by hand (trialDays) verifies as TRIAL and ends as a checkout trial does when the buyer pays', async () => {
+    const seller = await sellerWithApp(server);
+    const product = await trialProduct(seller);
+    const buyer = email('pilot');
+    const issue = (body: Record<string, unknown>) =>
+      server.api.post(`/apps/${seller.appId}/licenses`, body, { token: seller.token });
+    const both = await issue({ productId: product.id, email: buyer, trialDays: 30, expiresAt: null });
+    assertError(both, 400, 'validation_failed');
+    assert.equal(both.body.error.details[0].field, 'trialDays');
+    assertError(await issue({ trialDays: 0 }), 400, 'validation_failed');
+
+    const pilot = (await issue({ productId: product.id, email: buyer, trialDays: 30 })).expect(201).body;
+    const ends = new Date(clock.now().getTime() + 30 * 86_400_000).toISOString();
+    assert.deepEqual([pilot.status, pilot.expiresAt, pilot.trialEndsAt], ['trial', ends, ends]);
+    assert.equal((await verify(pilot.key, 'lab-1')).status, 'TRIAL');
+
+    const { paid } = await buyWithSandbox(server, product.id, buyer);
+    assert.notEqual(paid.licenseKey, pilot.key);
+    assert.equal((await verify(pilot.key, 'lab-1')).code, 'license_expired');
+    const license = await licenseByKey(seller, paid.licenseKey);
+    assert.deepEqual(await devicesOf(seller, license.id), ['lab-1']);
+    assert.equal((await licenseById(seller, pilot.id)).status, 'expired');
+  });
+
   test('a trial that ended is replaced too, and a subscription gives the paid license the period’s end', async () => {
     const seller = await sellerWithApp(server);
     const product = await trialProduct(seller, {

@@ -66,6 +66,14 @@ export const LicenseCreate = Type.Object(
     floating: Type.Optional(Type.Boolean()),
     maxSeats: Type.Optional(MaxSeats),
     leaseSeconds: Type.Optional(LeaseSeconds),
+    /** A trial by hand (a sales-led pilot): status trial, ending after this many days. */
+    trialDays: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 365,
+        errorMessage: 'must be a whole number of days from 1 to 365',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -110,14 +110,18 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       // A license of a product starts from the product's policy; what the request says overrides it.
       const policy = product?.licensePolicy ?? null;
       const now = clock.now();
+      if (input.trialDays !== undefined && input.expiresAt !== undefined)
+        throw invalidField('trialDays', 'sets the expiry itself; send trialDays or expiresAt, not both');
       const expiresAt =
-        input.expiresAt !== undefined
-          ? input.expiresAt
-            ? requestInstant(input.expiresAt, 'expiresAt')
-            : null
-          : policy?.validityDays
-            ? new Date(now.getTime() + policy.validityDays * 86_400_000)
-            : null;
+        input.trialDays !== undefined
+          ? new Date(now.getTime() + input.trialDays * 86_400_000)
+          : input.expiresAt !== undefined
+            ? input.expiresAt
+              ? requestInstant(input.expiresAt, 'expiresAt')
+              : null
+            : policy?.validityDays
+              ? new Date(now.getTime() + policy.validityDays * 86_400_000)
+              : null;
       if (expiresAt && expiresAt.getTime() <= now.getTime())
         throw invalidField('expiresAt', 'must be in the future');
       const seats = seatsOf(input, policy);
@@ -142,6 +146,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
           maxDevices,
           features: input.features ?? null,
           seats,
+          trial: input.trialDays !== undefined,
           now,
         });
         await recordLicenseEvent(trx, 'license.created', row, now);
