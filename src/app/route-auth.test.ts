@@ -133,6 +133,10 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `${license(o)}/seats`,
   },
+  'core POST /v1/apps/:appId/licenses/:licenseId/regenerate-key': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/regenerate-key`,
+  },
   'core DELETE /v1/apps/:appId/licenses/:licenseId/seats/:hwuid': {
     kind: 'resource',
     path: (o) => `${license(o)}/seats/pc-1`,

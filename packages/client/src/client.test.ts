@@ -66,6 +66,20 @@ describe('the typed API client', () => {
     assert.equal(product.checkoutUrl.endsWith(`/checkout/${product.id}`), true);
     assert.equal((await backend.licenses.suspend(appId, license.id)).status, 'suspended');
     assert.equal((await backend.licenses.reinstate(appId, license.id)).status, 'active');
+
+    // The product's policy, applied to the license issued before it; a new key for the license.
+    await backend.products.update(product.id, {
+      licensePolicy: { ...product.licensePolicy, model: 'node_locked', maxDevices: 4 },
+    });
+    assert.deepEqual(await backend.products.applyLicensePolicy(product.id), { updated: 1, skipped: 0 });
+    const renewed = await backend.licenses.regenerateKey(appId, license.id);
+    assert.deepEqual([renewed.id, renewed.maxDevices], [license.id, 4]);
+    assert.notEqual(renewed.key, license.key);
+    const pilot = await backend.licenses.issue(appId, { trialDays: 14, floating: true, maxSeats: 1 });
+    assert.equal(pilot.status, 'trial');
+    assert.equal((await backend.checkout({ key: pilot.key, hwuid: 'pc', appId })).valid, true);
+    await backend.licenses.releaseSeat(appId, pilot.id, 'pc');
+    assert.equal((await backend.licenses.seats(appId, pilot.id)).total, 0);
   });
 
   test('turns error answers into LicensingApiError with code, status and request id', async () => {

@@ -186,6 +186,9 @@ export class LicensingClient {
     rotateCallbackSecret: (id: string) =>
       this.once<Product>('POST', `/products/${seg(id)}/rotate-callback-secret`),
     delete: (id: string) => this.once<void>('DELETE', `/products/${seg(id)}`),
+    /** Gives the product's existing licenses its current license policy; answers the counts. */
+    applyLicensePolicy: (id: string) =>
+      this.once<{ updated: number; skipped: number }>('POST', `/products/${seg(id)}/license-policy/apply`),
   };
 
   readonly licenses = {
@@ -222,6 +225,12 @@ export class LicensingClient {
       this.get<SeatList>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats`),
     releaseDevice: (appId: string, licenseId: string, hwuid: string) =>
       this.once<void>('DELETE', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices/${seg(hwuid)}`),
+    /** Takes a floating license's seat back at once (`license.seat.released`, reason seller). */
+    releaseSeat: (appId: string, licenseId: string, hwuid: string) =>
+      this.once<void>('DELETE', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats/${seg(hwuid)}`),
+    /** A new key for the license; the old one stops at once. Sent with an idempotency key. */
+    regenerateKey: (appId: string, licenseId: string, options?: CreateOptions) =>
+      this.create<License>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/regenerate-key`, {}, options),
     /**
      * Binds the device an air-gapped machine's request names and answers its license file.
      * Handing the same request in again binds nothing more, so a lost answer is retried.

@@ -260,13 +260,15 @@ export interface LicenseInput {
   floating?: boolean;
   maxSeats?: number;
   leaseSeconds?: number;
+  /** On issue only: a trial by hand, ending after this many days (1 to 365; not with expiresAt). */
+  trialDays?: number;
 }
 
 /**
  * PATCH …/licenses/:licenseId: any of these. A license keeps its product and whether it is
  * floating; `maxSeats`/`leaseSeconds` apply to a floating one, `maxDevices` to a node-locked one.
  */
-export type LicenseUpdateInput = Omit<LicenseInput, 'productId' | 'floating'>;
+export type LicenseUpdateInput = Omit<LicenseInput, 'productId' | 'floating' | 'trialDays'>;
 
 /** GET …/licenses/:licenseId/seats: the live seats, oldest first; a node-locked license has none. */
 export interface SeatList {

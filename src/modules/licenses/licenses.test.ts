@@ -274,6 +274,59 @@ describe('listing and changing licenses', () => {
   });
 });
 
+describe('a new key for a license', () => {
+  test('the old key stops on every verify at once; devices, history and the buyer’s mail follow the new one', async () => {
+    const seller = await sellerWithApp(server, 'enterprise');
+    const product = (
+      await server.api.post(
+        '/products',
+        { appId: seller.appId, name: 'Studio', price: 5, currency: 'EUR', sendLicenseToCustomer: true },
+        { token: seller.token },
+      )
+    ).expect(201).body;
+    const email = `leaked-${Date.now()}@example.com`;
+    const license = await issueLicense(server, seller, { productId: product.id, email, maxDevices: 1 });
+    const verify = async (key: string, hwuid: string) =>
+      (await server.api.post('/licenses/verify', { key, hwuid })).expect(200).body;
+    assert.equal((await verify(license.key, 'desk')).valid, true, 'bound, and held in the cache');
+
+    const regenerate = (token = seller.token) =>
+      server.api.post(`/apps/${seller.appId}/licenses/${license.id}/regenerate-key`, {}, { token });
+    const changed = (await regenerate()).expect(200).body;
+    assert.notEqual(changed.key, license.key);
+    assert.deepEqual(
+      { ...changed, key: license.key, updatedAt: license.updatedAt },
+      { ...license, deviceCount: 1, updatedAt: license.updatedAt },
+    );
+    assert.equal((await verify(license.key, 'desk')).code, 'license_not_found');
+    const again = await verify(changed.key, 'desk');
+    assert.deepEqual([again.valid, again.hw_bound], [true, true], 'the bound device carries over');
+    assert.equal((await verify(changed.key, 'laptop')).code, 'device_limit_reached');
+
+    const events = (await eventsForUser(server.db, seller.user.id)).filter((e) =>
+      e.type.startsWith('license.'),
+    );
+    assert.deepEqual(
+      events.map((e) => [e.type, e.data.licenseKey]),
+      [
+        ['license.created', license.key],
+        ['license.updated', changed.key],
+      ],
+    );
+    const mailed = await server.db
+      .selectFrom('notifications')
+      .select(['kind', 'to_email', 'data'])
+      .where('to_email', '=', email)
+      .execute();
+    assert.deepEqual(
+      mailed.map((m) => [m.kind, (m.data as { licenseKey: string }).licenseKey]),
+      [['license.key_replaced', changed.key]],
+    );
+    const stranger = await sellerWithApp(server);
+    assertError(await regenerate(stranger.token), 404, 'not_found');
+  });
+});
+
 describe('verification', () => {
   const verify = (body: Record<string, unknown>) => server.api.post('/licenses/verify', body);
 

@@ -103,6 +103,26 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
     handler: (request) => licenses.applyProductPolicy(principalOf(request), request.params.id),
   });
 
+  app.post('/apps/:appId/licenses/:licenseId/regenerate-key', {
+    config: { auth: 'seller', idempotent: true },
+    schema: {
+      summary: 'Give a license a new key',
+      description:
+        'Same license, devices, seats and history under a new key; the old key answers `license_not_found` at once on every node. `license.updated` is sent, and the buyer is mailed the new key when the product mails licenses to buyers.',
+      tags: ['licenses'],
+      params: LicenseParams,
+      response: { 200: License },
+      errors: APP_SCOPED,
+    },
+    handler: (request) =>
+      licenses.regenerateKey(
+        principalOf(request),
+        request.params.appId,
+        request.params.licenseId,
+        idempotentAnswer(request),
+      ),
+  });
+
   app.get('/apps/:appId/licenses/:licenseId', {
     config: { auth: 'seller' },
     schema: {

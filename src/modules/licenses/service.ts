@@ -28,7 +28,7 @@ export interface LicenseServiceDeps {
   clock: Clock;
   log: Log;
   apps: Pick<AppService, 'requireOwnedApp'>;
-  products: Pick<ProductService, 'licenseTerms' | 'requireLicenseTerms'>;
+  products: Pick<ProductService, 'licenseTerms' | 'requireLicenseTerms' | 'forCheckout'>;
   /** Every change to what verification reads is announced in its transaction, then forgotten here. */
   cache: Pick<VerificationCache, 'announceLicense' | 'forgetLicense' | 'announceSeller' | 'forgetSeller'>;
 }
@@ -400,6 +400,42 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         total: rows.length,
         maxSeats: license.max_seats,
       };
+    },
+
+    /**
+     * A new key for the license (a key that leaked): same license, devices, seats and history;
+     * the old key answers license_not_found on every node from the commit on (the cache hears the
+     * change in the same transaction). When the product mails licenses to buyers, the buyer gets
+     * the new key by e-mail. Tokens and files already signed name the license, not the key, and
+     * stay valid until they expire.
+     */
+    async regenerateKey(
+      principal: Principal,
+      appId: string,
+      licenseId: string,
+      answer?: IdempotentAnswer<LicenseResource>,
+    ) {
+      const license = await requireLicense(principal, appId, licenseId);
+      const product = license.product_id ? await products.forCheckout(license.product_id) : null;
+      const now = clock.now();
+      const changed = await transactionWithAnswer(db, answer, async (trx) => {
+        const row = await store.replaceKey(trx, license.id, generateLicenseKey(), now);
+        if (!row) throw notFound('License');
+        await recordLicenseEvent(trx, 'license.updated', row, now);
+        await cache.announceLicense(trx, row.id);
+        if (product?.sendLicenseToCustomer && row.email && row.product_id)
+          await store.queueNewKeyNotice(trx, {
+            email: row.email,
+            productId: row.product_id,
+            productName: product.name,
+            licenseKey: row.key,
+            now,
+          });
+        return toLicense(row);
+      });
+      cache.forgetLicense(changed.id);
+      log.info({ licenseId: changed.id }, 'license.key.regenerated');
+      return changed;
     },
 
     /**

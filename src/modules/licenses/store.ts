@@ -4,6 +4,7 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import { preparedStatement } from '../../platform/db/prepared.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
+import { newId } from '../../platform/ids.js';
 import { givenBuyerAddress, normalizeBuyerAddress, storedBuyerAddress } from './buyer-address.js';
 import type { LicenseFilter } from './schemas.js';
 
@@ -753,4 +754,37 @@ export async function applyLimits(
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .executeTakeFirstOrThrow();
   return { changed, otherKind: Number(other.n) };
+}
+
+/** Gives the license a new key (regenerateKey); the old one matches nothing from this commit on. */
+export function replaceKey(trx: Executor, licenseId: string, key: string, now: Date) {
+  return trx
+    .updateTable('licenses')
+    .set({ key, updated_at: now })
+    .where('id', '=', licenseId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The buyer's message with a license's new key, in the transaction that changed it. */
+export async function queueNewKeyNotice(
+  trx: Executor,
+  notice: { email: string; productId: string; productName: string; licenseKey: string; now: Date },
+) {
+  await trx
+    .insertInto('notifications')
+    .values({
+      id: newId(),
+      kind: 'license.key_replaced',
+      to_email: notice.email,
+      to_user_id: null,
+      data: JSON.stringify({
+        productId: notice.productId,
+        productName: notice.productName,
+        buyerEmail: notice.email,
+        licenseKey: notice.licenseKey,
+      }),
+      created_at: notice.now,
+    })
+    .execute();
 }

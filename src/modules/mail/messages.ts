@@ -78,6 +78,17 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
         },
       ]);
     }
+    case 'license.key_replaced':
+      return compose(`Your new license key for ${product}`, [
+        {
+          paragraph: `The seller of ${product} replaced your license key. Enter this key in the software in place of the old one, which no longer works:`,
+        },
+        { licenseKey: notice.licenseKey },
+        {
+          paragraph:
+            'Your license, its devices and its expiry are unchanged. Keep this message: the key activates your copy of the software.',
+        },
+      ]);
     default:
       return null;
   }
