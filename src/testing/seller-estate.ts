@@ -198,6 +198,7 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   'api-keys': 'apiKeyId',
   licenses: 'licenseId',
   devices: 'hwuid',
+  seats: 'hwuid',
   products: 'productId',
   checkout: 'productId',
   webhooks: 'webhookId',
