@@ -462,6 +462,7 @@ interface CreatingRoute {
 
 interface Ctx {
   seller: SellerWithApp;
+  licenseId?: string;
   productId?: string;
   subscriptionId?: string;
   callbackSecret?: string;
@@ -506,6 +507,34 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
     send: (key, ctx) =>
       post(server.api, `/apps/${ctx.seller.appId}/api-keys`, { name: 'ci' }, key, ctx.seller.token),
     count: (ctx) => countWhere('api_keys', 'app_id', ctx.seller.appId),
+  },
+  'core POST /apps/{appId}/licenses/{licenseId}/regenerate-key': {
+    host: 'core',
+    prepare: async (ctx) => {
+      ctx.licenseId = (
+        await server.api.post(`/apps/${ctx.seller.appId}/licenses`, {}, { token: ctx.seller.token })
+      ).expect(201).body.id;
+    },
+    send: (key, ctx) =>
+      post(
+        server.api,
+        `/apps/${ctx.seller.appId}/licenses/${ctx.licenseId}/regenerate-key`,
+        {},
+        key,
+        ctx.seller.token,
+      ),
+    // Each new key is one license.updated.
+    count: async (ctx) =>
+      Number(
+        (
+          await server.db
+            .selectFrom('events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('user_id', '=', ctx.seller.user.id)
+            .where('type', '=', 'license.updated')
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
   },
   'core POST /products': {
     host: 'core',
