@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { createPrivateKey, type KeyObject, randomBytes } from 'node:crypto';
 import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -238,6 +239,21 @@ export async function sellerWithApp(
 ): Promise<SellerWithApp> {
   const seller = await signUp(server, tier ? { tier } : {});
   return { ...seller, appId: (await createApp(server, seller.token)).id };
+}
+
+/** The seller's one license with this key, as the list route finds it. */
+export async function licenseByKey(
+  server: TestServer,
+  seller: { token: string; appId: string },
+  key: string,
+) {
+  const list = (
+    await server.api.get(`/apps/${seller.appId}/licenses?key=${encodeURIComponent(key)}`, {
+      token: seller.token,
+    })
+  ).expect(200).body;
+  assert.equal(list.total, 1);
+  return list.licenses[0];
 }
 
 /** Issues a license for the seller's app through the API. */

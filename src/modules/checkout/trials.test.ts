@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import {
+  licenseByKey as licenseByKeyOf,
   type SellerWithApp,
   sellerWithApp,
   startTestServer,
@@ -52,15 +53,7 @@ const startTrial = (body: Record<string, unknown>) => server.pay.post('/api/chec
 const verify = async (key: string, hwuid?: string) =>
   (await server.api.post('/licenses/verify', { key, ...(hwuid ? { hwuid } : {}) })).expect(200).body;
 
-async function licenseByKey(seller: SellerWithApp, key: string) {
-  const list = (
-    await server.api.get(`/apps/${seller.appId}/licenses?key=${encodeURIComponent(key)}`, {
-      token: seller.token,
-    })
-  ).expect(200).body;
-  assert.equal(list.total, 1);
-  return list.licenses[0];
-}
+const licenseByKey = (seller: SellerWithApp, key: string) => licenseByKeyOf(server, seller, key);
 
 async function devicesOf(seller: SellerWithApp, licenseId: string) {
   const res = await server.api.get(`/apps/${seller.appId}/licenses/${licenseId}/devices`, {

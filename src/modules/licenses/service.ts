@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type EventType, recordEvent } from '../events/index.js';
-import { type LicensePolicy, licenseLimits, type ProductService } from '../products/index.js';
+import { type LicensePolicy, licenseLimits, type ProductService, policyExpiry } from '../products/index.js';
 import { type BuyerReleaseOutcome, releaseForBuyer } from './buyer-release.js';
 import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
 import {
@@ -119,9 +119,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
             ? input.expiresAt
               ? requestInstant(input.expiresAt, 'expiresAt')
               : null
-            : policy?.validityDays
-              ? new Date(now.getTime() + policy.validityDays * 86_400_000)
-              : null;
+            : policy && policyExpiry(policy, now);
       if (expiresAt && expiresAt.getTime() <= now.getTime())
         throw invalidField('expiresAt', 'must be in the future');
       const seats = seatsOf(input, policy);

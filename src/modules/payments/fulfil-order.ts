@@ -6,7 +6,7 @@ import { fromDecimalString } from '../../platform/money.js';
 import { sameSecret } from '../../platform/secrets.js';
 import { type MerchantEventType, recordEvent } from '../events/index.js';
 import { effectiveStatus } from '../licenses/index.js';
-import { storedPolicy } from '../products/index.js';
+import { policyExpiry, storedPolicy } from '../products/index.js';
 import type { SavedCard } from './partner.js';
 import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
@@ -110,11 +110,7 @@ export function createFulfilment({
           productId: paid.product_id,
           email: paid.email,
           policy,
-          expiresAt:
-            period?.end ??
-            (policy.validityDays === null
-              ? null
-              : new Date(now.getTime() + policy.validityDays * 86_400_000)),
+          expiresAt: period?.end ?? policyExpiry(policy, now),
           now,
         });
         const subscription =

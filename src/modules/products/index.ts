@@ -5,6 +5,7 @@ export {
   LeaseSeconds,
   type LicensePolicy,
   licenseLimits,
+  policyExpiry,
   storedPolicy,
   UNLIMITED_POLICY,
 } from './license-policy.js';

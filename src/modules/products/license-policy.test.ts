@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
+  licenseByKey as licenseByKeyOf,
   type SellerWithApp,
   sellerWithApp,
   startTestServer,
@@ -37,15 +38,7 @@ async function product(seller: SellerWithApp, extra: Record<string, unknown> = {
   ).expect(201).body as { id: string; licensePolicy: Record<string, unknown> };
 }
 
-async function licenseByKey(seller: SellerWithApp, key: string) {
-  const list = (
-    await server.api.get(`/apps/${seller.appId}/licenses?key=${encodeURIComponent(key)}`, {
-      token: seller.token,
-    })
-  ).expect(200).body;
-  assert.equal(list.total, 1);
-  return list.licenses[0];
-}
+const licenseByKey = (seller: SellerWithApp, key: string) => licenseByKeyOf(server, seller, key);
 
 const verify = async (key: string, hwuid: string) =>
   (await server.api.post('/licenses/verify', { key, hwuid })).expect(200).body;

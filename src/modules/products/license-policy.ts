@@ -130,6 +130,11 @@ export function storedPolicy(value: unknown): LicensePolicy {
   return completePolicy(stored as LicensePolicy);
 }
 
+/** When a license issued now under the policy ends: validityDays from now, or never (null). */
+export function policyExpiry(policy: LicensePolicy, now: Date): Date | null {
+  return policy.validityDays === null ? null : new Date(now.getTime() + policy.validityDays * 86_400_000);
+}
+
 /**
  * The limits a license issued under the policy carries: a device limit (null: none), or seats
  * with their lease for a floating one.

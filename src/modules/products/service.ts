@@ -177,15 +177,12 @@ export function createProductService({
     async licenseTerms(principal: Principal, id: string) {
       const row = await store.findProduct(db, principal.userId, id);
       const keyApp = apiKeyAppId(principal);
-      if (!row || (keyApp && keyApp !== row.app_id)) return null;
-      return { appId: row.app_id, licensePolicy: storedPolicy(row.license_policy) };
+      return row && (!keyApp || keyApp === row.app_id) ? licenseTermsOf(row) : null;
     },
 
     /** The same, for a route about the product itself: 404 when unknown, 403 for another app's key. */
-    async requireLicenseTerms(principal: Principal, id: string) {
-      const row = await requireOwnedProduct(principal, id);
-      return { appId: row.app_id, licensePolicy: storedPolicy(row.license_policy) };
-    },
+    requireLicenseTerms: async (principal: Principal, id: string) =>
+      licenseTermsOf(await requireOwnedProduct(principal, id)),
 
     async create(
       principal: Principal,
@@ -289,6 +286,11 @@ export function createProductService({
     },
   };
 }
+
+const licenseTermsOf = (row: ProductRow) => ({
+  appId: row.app_id,
+  licensePolicy: storedPolicy(row.license_policy),
+});
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i]);
