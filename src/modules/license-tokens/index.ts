@@ -8,7 +8,7 @@ export {
   type LicenseFileSigner,
   licenseFileKey,
   REVOCATION_LIST_USE,
-  revocationListIssuedAt,
+  revocationListPeriod,
 } from './license-file-signer.js';
 export { registerKeySetRoutes } from './routes.js';
 export { verificationTierOf } from './token-lifetime.js';

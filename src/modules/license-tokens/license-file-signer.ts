@@ -14,14 +14,15 @@ export const REVOCATION_LIST_USE = 'service_revocation_list_v1';
 /** A revocation list is good for a day; clients fetch a fresh one whenever they are online. */
 export const REVOCATION_LIST_LIFETIME_SECONDS = 24 * 60 * 60;
 /**
- * Lists are issued at the start of the hour, so the same content signs to the same bytes for an
- * hour (RS256 is deterministic) and an ETag can name it: a client told 304 keeps a list at most
- * an hour older than a fresh one.
+ * A list's ETag names its entries, its version and the hour it was fetched in, so a client told
+ * 304 keeps a list at most an hour older than a fresh one, and one that asks every hour never
+ * holds an expired list. The list itself carries the moment it was signed: its `version`, not
+ * its `iat`, tells lists apart.
  */
 export const REVOCATION_LIST_STEP_SECONDS = 60 * 60;
 
-/** The issue time (seconds) a revocation list signed at `now` carries. */
-export function revocationListIssuedAt(now: Date): number {
+/** The hour (seconds, at its start) a list fetched at `now` is named by in its ETag. */
+export function revocationListPeriod(now: Date): number {
   const seconds = Math.floor(now.getTime() / 1000);
   return seconds - (seconds % REVOCATION_LIST_STEP_SECONDS);
 }
@@ -154,15 +155,15 @@ export function createLicenseFileSigner({
       return { licenseFile, issuedAt: new Date(iat * 1000), expiresAt, kid: key.kid };
     },
 
-    /** The signed revocation list of one app, issued at revocationListIssuedAt. Null when no key signs. */
+    /** The signed revocation list of one app, issued now. Null when no key signs. */
     async revocationList(
       appId: string,
       version: number,
       revoked: RevocationEntry[],
-      iat = revocationListIssuedAt(clock.now()),
     ): Promise<{ list: string; issuedAt: Date; expiresAt: Date } | null> {
       const key = await keys.signingKey('offline');
       if (!key) return null;
+      const iat = Math.floor(clock.now().getTime() / 1000);
       const exp = iat + REVOCATION_LIST_LIFETIME_SECONDS;
       const list = await sign(key, {
         iss: issuer,

@@ -427,6 +427,7 @@ describe('revocation list', () => {
     });
     assert.equal(payload.token_use, 'service_revocation_list_v1');
     assert.equal(payload.version, body.version);
+    assert.equal(payload.iat, Math.floor(clock.now().getTime() / 1000), 'signed now, not on the hour');
     assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 24 * 60 * 60);
     const listed = (payload.revoked as { sub: string; at: number }[]).map((entry) => entry.sub).sort();
     assert.deepEqual(listed, [revoked.id, suspended.id].sort());

@@ -5,7 +5,7 @@ import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js
 import { AppError, type ErrorCode, invalidField, notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
-import { type LicenseFileSigner, revocationListIssuedAt } from '../license-tokens/index.js';
+import { type LicenseFileSigner, revocationListPeriod } from '../license-tokens/index.js';
 import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
 import { clientStatus, effectiveStatus } from './license-status.js';
@@ -231,21 +231,21 @@ export function createOfflineActivation({
     },
 
     /**
-     * The app's signed revocation list. `etag` names what would be signed (the list is issued on
-     * the hour), so a current copy answers 304 to If-None-Match without signing anything.
+     * The app's signed revocation list, signed now. `etag` names its entries and version within the
+     * hour, so a current copy answers 304 to If-None-Match without signing anything.
      */
     async revocations(appId: string, ifNoneMatch: string | undefined) {
       if (!(await appIsOpen(db, appId))) throw notFound('App');
       const fileSigner = await requireSigner();
       const { rows, version } = await revokedLicenses(db, appId, clock.now());
       const revoked = rows.map((row) => ({ sub: row.id, at: Math.floor(row.updated_at.getTime() / 1000) }));
-      const issuedAt = revocationListIssuedAt(clock.now());
-      const digest = createHash('sha256').update(JSON.stringify([appId, version, issuedAt, revoked]));
+      const period = revocationListPeriod(clock.now());
+      const digest = createHash('sha256').update(JSON.stringify([appId, version, period, revoked]));
       const etag = `"${digest.digest('base64url').slice(0, 27)}"`;
       if (ifNoneMatch?.split(',').some((tag) => tag.trim() === etag)) {
         return { notModified: true as const, etag };
       }
-      const signed = await fileSigner.revocationList(appId, version, revoked, issuedAt);
+      const signed = await fileSigner.revocationList(appId, version, revoked);
       if (!signed) throw new AppError('conflict', 'License files need the signing keys, and none signs yet');
       return {
         notModified: false as const,
