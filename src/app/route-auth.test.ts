@@ -133,6 +133,19 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `${license(o)}/seats`,
   },
+  'core GET /v1/apps/:appId/licenses/:licenseId/usage': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/usage`,
+  },
+  'core PUT /v1/apps/:appId/licenses/:licenseId/usage': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/usage`,
+    body: { uses: 0 },
+  },
+  'core POST /v1/apps/:appId/licenses/:licenseId/usage/reset': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/usage/reset`,
+  },
   'core POST /v1/apps/:appId/licenses/:licenseId/regenerate-key': {
     kind: 'resource',
     path: (o) => `${license(o)}/regenerate-key`,
@@ -150,6 +163,7 @@ const ROUTES: Record<string, Entry> = {
   'core POST /v1/licenses/introspect': { kind: 'public' },
   'core POST /v1/licenses/checkout': { kind: 'public' },
   'core POST /v1/licenses/checkin': { kind: 'public' },
+  'core POST /v1/licenses/usage': { kind: 'public' },
   'core GET /v1/licenses/jwks': { kind: 'public' },
   // Cross-origin preflights of the public routes above (src/platform/http/cors.ts).
   'core OPTIONS /v1/licenses/verify': { kind: 'public' },
@@ -157,6 +171,7 @@ const ROUTES: Record<string, Entry> = {
   'core OPTIONS /v1/licenses/introspect': { kind: 'public' },
   'core OPTIONS /v1/licenses/checkout': { kind: 'public' },
   'core OPTIONS /v1/licenses/checkin': { kind: 'public' },
+  'core OPTIONS /v1/licenses/usage': { kind: 'public' },
   'core OPTIONS /v1/licenses/jwks': { kind: 'public' },
   // Offline activation names its license by the key inside the request; another seller's (or
   // another app's key) answers 404 (offline-activation.test.ts). The revocation list is public.

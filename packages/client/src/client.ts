@@ -6,6 +6,7 @@ import type {
   License,
   LicenseInput,
   LicenseUpdateInput,
+  LicenseUsage,
   OfflineActivation,
   OfflineActivationInput,
   Page,
@@ -15,6 +16,7 @@ import type {
   SeatCheckin,
   SeatList,
   Session,
+  UsageResult,
   User,
   VerificationResult,
 } from './types.js';
@@ -110,13 +112,22 @@ export class LicensingClient {
 
   // Client software: public routes. The app id is required here: without it, a key issued for
   // any other app on the service would verify too.
-  verify = (input: { key: string; hwuid?: string; appId: string }) =>
+  // checkIn (default true): the call is the client's online check-in; false asks without one.
+  verify = (input: { key: string; hwuid?: string; appId: string; checkIn?: boolean }) =>
     this.repeatable<VerificationResult>('POST', '/licenses/verify', input);
-  validateHardware = (input: { key: string; hwuid: string; appId: string }) =>
+  validateHardware = (input: { key: string; hwuid: string; appId: string; checkIn?: boolean }) =>
     this.repeatable<VerificationResult>('POST', '/licenses/validate-hardware', input);
   /** Takes a seat on a floating license, or renews the one this device holds (the heartbeat). */
-  checkout = (input: { key: string; hwuid: string; appId: string }) =>
+  checkout = (input: { key: string; hwuid: string; appId: string; checkIn?: boolean }) =>
     this.repeatable<VerificationResult>('POST', '/licenses/checkout', input);
+  /**
+   * Consumes `amount` uses of the license's quota, all or none. Sent with an idempotency key
+   * (yours, or one made per call), so a retried consume counts once.
+   */
+  consumeUsage = (
+    input: { key: string; hwuid?: string; appId: string; amount: number },
+    options?: CreateOptions,
+  ) => this.create<UsageResult>('/licenses/usage', input, options);
   /** Gives the seat back; a retried checkin answers released false (seat_not_held). */
   checkin = (input: { key: string; hwuid: string; appId: string }) =>
     this.repeatable<SeatCheckin>('POST', '/licenses/checkin', input);
@@ -228,6 +239,14 @@ export class LicensingClient {
     /** Takes a floating license's seat back at once (`license.seat.released`, reason seller). */
     releaseSeat: (appId: string, licenseId: string, hwuid: string) =>
       this.once<void>('DELETE', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats/${seg(hwuid)}`),
+    /** The license's quota and the count of its current period. */
+    usage: (appId: string, licenseId: string) =>
+      this.get<LicenseUsage>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/usage`),
+    /** Sets the count of the current period (a correction); `resetUsage` sets it to 0. */
+    setUsage: (appId: string, licenseId: string, uses: number) =>
+      this.repeatable<LicenseUsage>('PUT', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/usage`, { uses }),
+    resetUsage: (appId: string, licenseId: string) =>
+      this.repeatable<LicenseUsage>('POST', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/usage/reset`),
     /** A new key for the license; the old one stops at once. Sent with an idempotency key. */
     regenerateKey: (appId: string, licenseId: string, options?: CreateOptions) =>
       this.create<License>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/regenerate-key`, {}, options),

@@ -31,6 +31,12 @@ export interface LicenseFileClaims {
   features?: string[];
   /** The license's own expiry (seconds), when it has one. */
   license_exp?: number;
+  /** maintain_access: past license_exp the license keeps what it had (the file outlives it). */
+  expiry_strategy?: 'maintain_access';
+  /** The machine must check in (get a new file) by then (seconds); the file is refused after. */
+  check_in_by?: number;
+  /** Set by verifyLicenseFile: the license is past license_exp and keeps access. */
+  expired?: boolean;
 }
 
 export type LicenseFileErrorCode =
@@ -44,6 +50,7 @@ export type LicenseFileErrorCode =
   | 'not_yet_valid'
   | 'expired'
   | 'clock_rollback'
+  | 'check_in_overdue'
   | 'revoked';
 
 /** A license file (or revocation list) that must not be trusted, with the reason. */
@@ -213,6 +220,12 @@ export async function verifyLicenseFile(
   if (now > claims.exp * 1000 + tolerance) {
     throw new LicenseFileError('expired', 'The license file has expired');
   }
+  if (typeof claims.check_in_by === 'number' && now > claims.check_in_by * 1000 + tolerance) {
+    throw new LicenseFileError(
+      'check_in_overdue',
+      'The license must check in: a new activation request gets a new file',
+    );
+  }
   const revocations = await loadState(options.revocations);
   if (revocations?.appId === options.appId && revocations.revoked.includes(claims.sub)) {
     throw new LicenseFileError('revoked', 'The license is revoked or suspended');
@@ -220,6 +233,9 @@ export async function verifyLicenseFile(
 
   if (options.clock !== undefined) {
     await rememberClock(options.clock, clock, { vouchedAt: issuedAt, seenAt: now, reset });
+  }
+  if (typeof claims.license_exp === 'number' && now > claims.license_exp * 1000) {
+    return { ...(claims as LicenseFileClaims), expired: true };
   }
   return claims as LicenseFileClaims;
 }

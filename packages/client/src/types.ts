@@ -17,7 +17,9 @@ export interface VerificationResult {
     | 'no_seat_available'
     | 'seat_not_held'
     /** A trial license and a device that already had another trial of the product. */
-    | 'trial_already_used';
+    | 'trial_already_used'
+    /** Asked with checkIn: false, and past the license's check-in deadline. */
+    | 'check_in_overdue';
   /** ACTIVE, TRIAL (a free trial until expiresAt), EXPIRED, SUSPENDED, REVOKED or NOT_FOUND. */
   status: string;
   expiresAt: string | null;
@@ -31,6 +33,44 @@ export interface VerificationResult {
   features?: string[];
   /** Floating licenses: when this device's seat lapses without a heartbeat (checkout again before). */
   lease_expires_at?: string;
+  /** Past its expiry under expiry strategy maintain_access: valid, with status EXPIRED. */
+  expired?: boolean;
+  /** Licenses with checkInDays: verify online again by then. */
+  check_in_by?: string;
+  /** Licenses with a usage quota: uses left in the current period. */
+  uses_remaining?: number;
+}
+
+/** POST /licenses/usage: what a consume did, and the count after it. */
+export interface UsageResult {
+  /** Whether the amount was consumed; false leaves the count as it was. */
+  consumed: boolean;
+  code?:
+    | 'license_not_found'
+    | 'license_expired'
+    | 'license_suspended'
+    | 'license_revoked'
+    | 'hwuid_required'
+    | 'device_not_bound'
+    | 'seat_required'
+    | 'check_in_overdue'
+    | 'no_usage_quota'
+    | 'usage_exhausted';
+  uses: number | null;
+  max_uses: number | null;
+  uses_remaining: number | null;
+  /** When the count starts again from zero (a day or month); null when never by time. */
+  resets_at: string | null;
+}
+
+/** A license's quota and count, as its seller reads it (GET …/licenses/:licenseId/usage). */
+export interface LicenseUsage {
+  licenseId: string;
+  maxUses: number | null;
+  uses: number;
+  usesRemaining: number | null;
+  usesResetInterval: 'never' | 'day' | 'month' | 'renewal' | null;
+  resetsAt: string | null;
 }
 
 /** POST /licenses/checkin: whether the device gave a live seat back, and why not. */
@@ -151,6 +191,15 @@ export interface LicensePolicy {
   maxSeats: number | null;
   leaseSeconds: number | null;
   validityDays: number | null;
+  /** Licenses must verify online every this many days (null: never). */
+  checkInDays: number | null;
+  /** Days of grace past a missed check-in (null without checkInDays). */
+  graceDays: number | null;
+  /** restrict: stops at expiry; maintain_access: keeps verifying, as expired. */
+  expiryStrategy: 'restrict' | 'maintain_access';
+  /** Uses per period (POST /licenses/usage); null: no quota. */
+  maxUses: number | null;
+  usesResetInterval: 'never' | 'day' | 'month' | 'renewal' | null;
 }
 
 export interface Product {
@@ -226,6 +275,15 @@ export interface License {
   trialEndsAt: string | null;
   /** When a payment turned the trial into a paid license; null otherwise. */
   convertedAt: string | null;
+  checkInDays: number | null;
+  graceDays: number | null;
+  /** The last online check-in (null without checkInDays). */
+  lastCheckInAt: string | null;
+  /** Past this without a check-in the license is overdue (null without checkInDays). */
+  checkInBy: string | null;
+  expiryStrategy: 'restrict' | 'maintain_access';
+  maxUses: number | null;
+  usesResetInterval: 'never' | 'day' | 'month' | 'renewal' | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -262,6 +320,12 @@ export interface LicenseInput {
   leaseSeconds?: number;
   /** On issue only: a trial by hand, ending after this many days (1 to 365; not with expiresAt). */
   trialDays?: number;
+  /** Check-in, expiry and quota: from the product's policy unless given. */
+  checkInDays?: number | null;
+  graceDays?: number | null;
+  expiryStrategy?: 'restrict' | 'maintain_access';
+  maxUses?: number | null;
+  usesResetInterval?: 'never' | 'day' | 'month' | 'renewal' | null;
 }
 
 /**

@@ -6,6 +6,8 @@ export const EVENT_TYPES = [
   'license.expired',
   'license.seat.acquired',
   'license.seat.released',
+  'license.usage.threshold',
+  'license.usage.exhausted',
   'user.registered',
   'app.created',
 ] as const;

@@ -47,6 +47,10 @@ export interface LicenseFileSubject {
   plan?: string;
   features?: string[];
   licenseExpiresAt: Date | null;
+  /** Expiry strategy maintain_access: the file outlives the license's expiry, and says so. */
+  keepsAccess?: boolean;
+  /** Days (check-in and grace) the machine may go without a new file: the file's check_in_by. */
+  checkInDays?: number;
 }
 
 export interface LicenseFileClaims {
@@ -65,6 +69,10 @@ export interface LicenseFileClaims {
   plan?: string;
   features?: string[];
   license_exp?: number;
+  /** Past license_exp the license keeps access (expiry strategy maintain_access). */
+  expiry_strategy?: 'maintain_access';
+  /** Seconds: the machine must check in (get a new file) by then; the SDK refuses it after. */
+  check_in_by?: number;
 }
 
 export interface RevocationEntry {
@@ -113,7 +121,7 @@ export function createLicenseFileSigner({
 
     /**
      * A license file for one device: valid for `validDays` (default a year), never past the
-     * license's expiry. With `encryptTo` (the canonical license key) the signed file is wrapped
+     * license's expiry unless the license keeps access past it. With `encryptTo` (the canonical license key) the signed file is wrapped
      * in a JWE only that key opens. Null when no key signs.
      */
     async issue(
@@ -126,7 +134,7 @@ export function createLicenseFileSigner({
         : null;
       const exp = Math.min(
         iat + (options.validDays ?? DEFAULT_LICENSE_FILE_DAYS) * 86_400,
-        licenseExp ?? Number.POSITIVE_INFINITY,
+        subject.keepsAccess ? Number.POSITIVE_INFINITY : (licenseExp ?? Number.POSITIVE_INFINITY),
       );
       const claims: LicenseFileClaims = {
         iss: issuer,
@@ -144,6 +152,8 @@ export function createLicenseFileSigner({
         ...(subject.plan !== undefined ? { plan: subject.plan } : {}),
         ...(subject.features !== undefined ? { features: subject.features } : {}),
         ...(licenseExp !== null ? { license_exp: licenseExp } : {}),
+        ...(subject.keepsAccess ? { expiry_strategy: 'maintain_access' as const } : {}),
+        ...(subject.checkInDays !== undefined ? { check_in_by: iat + subject.checkInDays * 86_400 } : {}),
       };
       const key = await keys.signingKey('offline');
       if (!key) return null;

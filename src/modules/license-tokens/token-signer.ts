@@ -20,8 +20,17 @@ export interface LicenseTokenSubject {
   plan?: string;
   features?: string[];
   licenseExpiresAt: Date | null;
+  /**
+   * Past its expiry under maintain_access: the token says so (`expired: true`) and lives its
+   * usual length, where any other token ends with the license.
+   */
+  expired?: boolean;
   /** A floating license's seat lease end: the token expires then at the latest. */
   notAfter?: Date;
+  /** The license's check-in deadline: the token says it and ends by then. */
+  checkInBy?: Date;
+  /** Uses left of the license's quota, as of signing. */
+  usesRemaining?: number;
 }
 
 export interface LicenseTokenClaims {
@@ -40,6 +49,12 @@ export interface LicenseTokenClaims {
   plan?: string;
   features?: string[];
   license_exp?: number;
+  /** Past its expiry, the license keeps access (expiry strategy maintain_access). */
+  expired?: true;
+  /** Seconds: the license must check in online by then (its check-in days and grace). */
+  check_in_by?: number;
+  /** Uses left of the license's quota when the token was signed. */
+  uses_remaining?: number;
 }
 
 export type TokenCheck =
@@ -73,10 +88,12 @@ export function createTokenSigner({
       const licenseExp = subject.licenseExpiresAt
         ? Math.floor(subject.licenseExpiresAt.getTime() / 1000)
         : null;
+      const checkInBy = subject.checkInBy ? Math.floor(subject.checkInBy.getTime() / 1000) : null;
       const exp = Math.min(
         iat + TOKEN_LIFETIME_SECONDS[verificationTier],
-        licenseExp ?? Number.POSITIVE_INFINITY,
+        subject.expired ? Number.POSITIVE_INFINITY : (licenseExp ?? Number.POSITIVE_INFINITY),
         subject.notAfter ? Math.floor(subject.notAfter.getTime() / 1000) : Number.POSITIVE_INFINITY,
+        checkInBy ?? Number.POSITIVE_INFINITY,
         Math.floor(keys.tokensEndBy() / 1000),
       );
       const expiresAt = new Date(exp * 1000);
@@ -91,6 +108,9 @@ export function createTokenSigner({
         ...(subject.plan !== undefined ? { plan: subject.plan } : {}),
         ...(subject.features !== undefined ? { features: subject.features } : {}),
         ...(licenseExp !== null ? { license_exp: licenseExp } : {}),
+        ...(subject.expired ? { expired: true as const } : {}),
+        ...(checkInBy !== null ? { check_in_by: checkInBy } : {}),
+        ...(subject.usesRemaining !== undefined ? { uses_remaining: subject.usesRemaining } : {}),
         iss: issuer,
         sub: subject.licenseId,
         aud: subject.appId,

@@ -36,3 +36,22 @@ export function grantsUse(status: LicenseStatus): boolean {
 export function effectiveStatus(status: LicenseStatus, expiresAt: Date | null, now: Date): LicenseStatus {
   return grantsUse(status) && expiresAt !== null && expiresAt.getTime() <= now.getTime() ? 'expired' : status;
 }
+
+/**
+ * Whether an expired license keeps its access (expiry strategy maintain_access): verify answers
+ * it valid, as EXPIRED. Never a trial, nor a license suspended or revoked.
+ */
+export function keepsAccess(
+  license: {
+    status: LicenseStatus;
+    expires_at: Date | null;
+    expiry_strategy: 'restrict' | 'maintain_access';
+  },
+  now: Date,
+): boolean {
+  return (
+    license.expiry_strategy === 'maintain_access' &&
+    (license.status === 'active' || license.status === 'expired') &&
+    effectiveStatus(license.status, license.expires_at, now) === 'expired'
+  );
+}

@@ -31,24 +31,31 @@ describe('issuing licenses', () => {
     });
     assert.deepEqual(Object.keys(license).sort(), [
       'appId',
+      'checkInBy',
+      'checkInDays',
       'convertedAt',
       'createdAt',
       'deviceCount',
       'email',
       'expiresAt',
+      'expiryStrategy',
       'features',
       'floating',
+      'graceDays',
       'id',
       'key',
+      'lastCheckInAt',
       'leaseSeconds',
       'maxDevices',
       'maxSeats',
+      'maxUses',
       'metadata',
       'productId',
       'status',
       'trialEndsAt',
       'updatedAt',
       'userId',
+      'usesResetInterval',
     ]);
     assert.match(license.key, /^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){5}$/);
     assert.equal(license.status, 'active');

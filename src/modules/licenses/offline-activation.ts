@@ -8,7 +8,7 @@ import type { Log } from '../../platform/log.js';
 import { type LicenseFileSigner, revocationListPeriod } from '../license-tokens/index.js';
 import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
-import { clientStatus, effectiveStatus } from './license-status.js';
+import { clientStatus, effectiveStatus, keepsAccess } from './license-status.js';
 import {
   appIsOpen,
   findLicenseByKey,
@@ -149,9 +149,12 @@ export function createOfflineActivation({
     }
     const now = clock.now();
     const status = effectiveStatus(license.status, license.expires_at, now);
-    if (status !== 'active') throw refusal(status);
+    // Past its expiry, a license keeping access gives files to the devices it already had.
+    const kept = keepsAccess(license, now);
+    if (status !== 'active' && !kept) throw refusal(status);
     let activated = false;
     if (!(await store.findDevice(db, license.id, request.hwuid))) {
+      if (kept) throw refusal('expired');
       // The same conditional write as online activation: racing activations never pass the limit.
       const outcome = await store.activateDevice(db, license.id, request.hwuid, now);
       if (outcome === 'full') {
@@ -174,11 +177,15 @@ export function createOfflineActivation({
         appId: license.app_id,
         hwuid: request.hwuid,
         nonce: request.nonce,
-        status: clientStatus('active'),
+        status: clientStatus(kept ? 'expired' : 'active'),
         sellerTier: license.tier,
         plan: typeof metadata.plan === 'string' ? metadata.plan : undefined,
         features: effectiveFeatures(license),
         licenseExpiresAt: license.expires_at,
+        keepsAccess: license.expiry_strategy === 'maintain_access',
+        ...(license.check_in_days !== null
+          ? { checkInDays: license.check_in_days + (license.grace_days ?? 0) }
+          : {}),
       },
       {
         ...(options.validDays !== undefined ? { validDays: options.validDays } : {}),

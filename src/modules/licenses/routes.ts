@@ -1,5 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
-import { idempotentAnswer } from '../../platform/http/idempotency.js';
+import { type IdempotentAnswer, idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
@@ -18,12 +18,17 @@ import {
   LicenseListQuery,
   LicenseParams,
   LicenseUpdate,
+  LicenseUsage,
+  LicenseUsageSet,
   PolicyApplied,
   ProductPolicyParams,
   RevokeTokenBody,
   RevokeTokenResult,
   SeatBody,
   SeatList,
+  UsageBody,
+  UsageResult,
+  type UsageResultType,
   ValidateHardwareBody,
   VerificationResult,
   VerifyBody,
@@ -178,6 +183,55 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
       licenses.devices(principalOf(request), request.params.appId, request.params.licenseId),
   });
 
+  app.get('/apps/:appId/licenses/:licenseId/usage', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Read a license’s usage quota and count',
+      description: 'The count of the current period (a day or month that has passed counts as 0).',
+      tags: ['licenses'],
+      params: LicenseParams,
+      response: { 200: LicenseUsage },
+      errors: APP_SCOPED,
+    },
+    handler: (request) =>
+      licenses.usage(principalOf(request), request.params.appId, request.params.licenseId),
+  });
+
+  app.put('/apps/:appId/licenses/:licenseId/usage', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Set the count of a license’s current period',
+      description:
+        'A correction, or `{"uses": 0}` to reset it. The quota itself (maxUses, usesResetInterval) is changed with PATCH on the license. A license without a quota answers 400 naming maxUses.',
+      tags: ['licenses'],
+      params: LicenseParams,
+      body: LicenseUsageSet,
+      response: { 200: LicenseUsage },
+      errors: APP_SCOPED,
+    },
+    handler: (request) =>
+      licenses.setUsage(
+        principalOf(request),
+        request.params.appId,
+        request.params.licenseId,
+        request.body.uses,
+      ),
+  });
+
+  app.post('/apps/:appId/licenses/:licenseId/usage/reset', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Reset a license’s usage count to zero',
+      description: 'The same as setting `{"uses": 0}`.',
+      tags: ['licenses'],
+      params: LicenseParams,
+      response: { 200: LicenseUsage },
+      errors: APP_SCOPED,
+    },
+    handler: (request) =>
+      licenses.setUsage(principalOf(request), request.params.appId, request.params.licenseId, 0),
+  });
+
   app.get('/apps/:appId/licenses/:licenseId/seats', {
     config: { auth: 'seller' },
     schema: {
@@ -292,6 +346,27 @@ export function registerVerificationRoutes(
     },
     handler: async (request, reply) =>
       reply.header('cache-control', NO_STORE).send(await verification.checkout(request.body)),
+  });
+
+  app.post('/licenses/usage', {
+    config: { auth: 'public', cors: true, rateLimit: perKey, accessLog: 'quiet', idempotent: true },
+    schema: {
+      summary: 'Consume uses of a license’s quota',
+      description:
+        'For client software metering what a license allows (exports, API calls, builds). Consumes `amount` uses of the current period, all or none: concurrent calls never take the count past the quota. A call that consumes nothing still answers 200, with consumed false and a code (usage_exhausted when the quota would be passed). Send an Idempotency-Key so a retried call counts once.',
+      tags: ['licenses'],
+      body: UsageBody,
+      response: { 200: UsageResult },
+    },
+    handler: async (request, reply) =>
+      reply
+        .header('cache-control', NO_STORE)
+        .send(
+          await verification.consumeUsage(
+            request.body,
+            idempotentAnswer(request) as IdempotentAnswer<UsageResultType> | undefined,
+          ),
+        ),
   });
 
   app.post('/licenses/checkin', {

@@ -1,6 +1,18 @@
 import Type, { type Static } from 'typebox';
 import { Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
-import { DEFAULT_LEASE_SECONDS, DeviceCount, FeatureList, LeaseSeconds } from '../products/index.js';
+import {
+  CheckInDays,
+  DEFAULT_LEASE_SECONDS,
+  DeviceCount,
+  EXPIRY_STRATEGIES,
+  ExpiryStrategySchema,
+  FeatureList,
+  GraceDays,
+  LeaseSeconds,
+  MaxUses,
+  USES_RESET_INTERVALS,
+  UsesResetIntervalSchema,
+} from '../products/index.js';
 
 export const LICENSE_STATUSES = ['active', 'trial', 'suspended', 'revoked', 'expired'] as const;
 
@@ -50,6 +62,30 @@ export const License = Type.Object({
   trialEndsAt: Nullable(Timestamp),
   /** When a payment turned the trial into a paid license; null otherwise. */
   convertedAt: Nullable(Timestamp),
+  checkInDays: Nullable(
+    Type.Integer({ description: 'The license must verify online every this many days; null: never' }),
+  ),
+  graceDays: Nullable(Type.Integer({ description: 'Days past a missed check-in before it stops' })),
+  lastCheckInAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'The last online check-in (its issue until the first); null without checkInDays',
+    }),
+  ),
+  checkInBy: Nullable(
+    Type.String({
+      format: 'date-time',
+      description:
+        'Past this moment without a check-in, verify answers check_in_overdue; null without checkInDays',
+    }),
+  ),
+  expiryStrategy: Type.Enum(EXPIRY_STRATEGIES, {
+    description: 'restrict: stops at its expiry; maintain_access: keeps verifying, answered as expired',
+  }),
+  maxUses: Nullable(
+    Type.Integer({ description: 'Uses per period (POST /v1/licenses/usage); null: no quota' }),
+  ),
+  usesResetInterval: Nullable(Type.Enum(USES_RESET_INTERVALS)),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -74,6 +110,11 @@ export const LicenseCreate = Type.Object(
         errorMessage: 'must be a whole number of days from 1 to 365',
       }),
     ),
+    checkInDays: Type.Optional(Nullable(CheckInDays)),
+    graceDays: Type.Optional(Nullable(GraceDays)),
+    expiryStrategy: Type.Optional(ExpiryStrategySchema),
+    maxUses: Type.Optional(Nullable(MaxUses)),
+    usesResetInterval: Type.Optional(Nullable(UsesResetIntervalSchema)),
   },
   { additionalProperties: false },
 );
@@ -88,6 +129,11 @@ export const LicenseUpdate = Type.Object(
     features: Type.Optional(LicenseFeatures),
     maxSeats: Type.Optional(MaxSeats),
     leaseSeconds: Type.Optional(LeaseSeconds),
+    checkInDays: Type.Optional(Nullable(CheckInDays)),
+    graceDays: Type.Optional(Nullable(GraceDays)),
+    expiryStrategy: Type.Optional(ExpiryStrategySchema),
+    maxUses: Type.Optional(Nullable(MaxUses)),
+    usesResetInterval: Type.Optional(Nullable(UsesResetIntervalSchema)),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -155,16 +201,30 @@ export const Hwuid = Type.String({
   errorMessage: 'must be 1 to 200 characters, not blank',
 });
 
+/** Whether the call is the client's online check-in (licenses with checkInDays). */
+const CheckIn = Type.Optional(
+  Type.Boolean({
+    description:
+      'Default true: this call is the client’s online check-in. false asks without checking in: a license past its check-in deadline then answers check_in_overdue',
+  }),
+);
+
 export const VerifyBody = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 100 }),
     hwuid: Type.Optional(Hwuid),
     appId: Type.Optional(Uuid),
+    checkIn: CheckIn,
   },
   { additionalProperties: false },
 );
 export const ValidateHardwareBody = Type.Object(
-  { key: Type.String({ minLength: 1, maxLength: 100 }), hwuid: Hwuid, appId: Type.Optional(Uuid) },
+  {
+    key: Type.String({ minLength: 1, maxLength: 100 }),
+    hwuid: Hwuid,
+    appId: Type.Optional(Uuid),
+    checkIn: CheckIn,
+  },
   { additionalProperties: false },
 );
 /** Checkout (take or keep a seat) and checkin (give it back) name the device the same way. */
@@ -183,6 +243,7 @@ export const VERIFY_CODES = [
   'no_seat_available',
   'seat_not_held',
   'trial_already_used',
+  'check_in_overdue',
 ] as const;
 export type VerifyCode = (typeof VERIFY_CODES)[number];
 
@@ -203,8 +264,78 @@ export const VerificationResult = Type.Object({
   features: Type.Optional(Type.Array(Type.String())),
   /** Floating licenses: when the seat this device holds lapses without a heartbeat. */
   lease_expires_at: Type.Optional(Timestamp),
+  /** Past its expiry under expiry strategy maintain_access: still valid, with status EXPIRED. */
+  expired: Type.Optional(Type.Boolean()),
+  /** Licenses with checkInDays: the client must verify online again by then. */
+  check_in_by: Type.Optional(Timestamp),
+  /** Licenses with a usage quota: uses left in the current period. */
+  uses_remaining: Type.Optional(Type.Integer()),
 });
 export type VerificationResultType = Static<typeof VerificationResult>;
+
+export const UsageBody = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 100 }),
+    hwuid: Type.Optional(Hwuid),
+    appId: Type.Optional(Uuid),
+    amount: Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      errorMessage: 'must be a whole number from 1 to 1000000',
+      description: 'Uses to consume, all or none',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const USAGE_CODES = [
+  'license_not_found',
+  'license_expired',
+  'license_suspended',
+  'license_revoked',
+  'hwuid_required',
+  'device_not_bound',
+  'seat_required',
+  'check_in_overdue',
+  'no_usage_quota',
+  'usage_exhausted',
+] as const;
+export type UsageCode = (typeof USAGE_CODES)[number];
+
+export const UsageResult = Type.Object({
+  /** Whether the amount was consumed; false leaves the count as it was. */
+  consumed: Type.Boolean(),
+  /** Why nothing was consumed. */
+  code: Type.Optional(Type.Enum(USAGE_CODES)),
+  /** Uses counted in the current period, after this call (null: unknown key, or no quota). */
+  uses: Nullable(Type.Integer()),
+  max_uses: Nullable(Type.Integer()),
+  uses_remaining: Nullable(Type.Integer()),
+  /** When the count starts again from zero (day or month); null when never by time. */
+  resets_at: Nullable(Timestamp),
+});
+export type UsageResultType = Static<typeof UsageResult>;
+
+/** A license's usage, as its seller reads it. */
+export const LicenseUsage = Type.Object({
+  licenseId: Uuid,
+  maxUses: Nullable(Type.Integer()),
+  uses: Type.Integer({ description: 'Uses counted in the current period' }),
+  usesRemaining: Nullable(Type.Integer()),
+  usesResetInterval: Nullable(Type.Enum(USES_RESET_INTERVALS)),
+  resetsAt: Nullable(Timestamp),
+});
+export const LicenseUsageSet = Type.Object(
+  {
+    uses: Type.Integer({
+      minimum: 0,
+      maximum: 1_000_000_000,
+      errorMessage: 'must be a whole number from 0 to 1000000000',
+      description: 'The count of the current period',
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export const CheckinResult = Type.Object({
   released: Type.Boolean(),

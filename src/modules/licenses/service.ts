@@ -9,7 +9,14 @@ import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type EventType, recordEvent } from '../events/index.js';
-import { type LicensePolicy, licenseLimits, type ProductService, policyExpiry } from '../products/index.js';
+import {
+  type LicensePolicy,
+  licenseLimits,
+  NO_TERMS,
+  type ProductService,
+  policyExpiry,
+  policyTerms,
+} from '../products/index.js';
 import { type BuyerReleaseOutcome, releaseForBuyer } from './buyer-release.js';
 import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
 import {
@@ -21,6 +28,17 @@ import {
 } from './schemas.js';
 import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
 import * as store from './store.js';
+import {
+  checkInDeadline,
+  namesTerms,
+  termsOfRow,
+  termsWith,
+  usePeriodEnd,
+  usePeriodStart,
+  usePeriods,
+  usesNow,
+  usesRemaining,
+} from './terms.js';
 import type { VerificationCache } from './verification-cache.js';
 
 export interface LicenseServiceDeps {
@@ -131,6 +149,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
             : policy?.model === 'node_locked'
               ? policy.maxDevices
               : null;
+      const terms = termsWith(policy ? policyTerms(policy) : NO_TERMS, input);
       const license = await transactionWithAnswer(db, answer, async (trx) => {
         const row = await store.insertLicense(trx, {
           id: newId(),
@@ -144,6 +163,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
           maxDevices,
           features: input.features ?? null,
           seats,
+          terms,
           trial: input.trialDays !== undefined,
           now,
         });
@@ -268,6 +288,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         metadata: {},
         maxDevices: limits.seats ? null : (limits.maxDevices ?? 1),
         seats: limits.seats,
+        // A trial ends at its end, whatever the policy does with paid licenses past theirs.
+        terms: { ...limits.terms, expiryStrategy: 'restrict' },
         trial: true,
         now: input.now,
       });
@@ -349,6 +371,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         features: input.features,
         maxSeats: input.maxSeats,
         leaseSeconds: input.leaseSeconds,
+        terms: namesTerms(input) ? termsWith(termsOfRow(license), input) : undefined,
       };
       const row = await db.transaction().execute(async (trx) => {
         const updated = await store.updateLicenseDetails(trx, license.id, changes, now);
@@ -371,6 +394,29 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       move(principal, appId, licenseId, 'revoked', ['active', 'trial', 'suspended', 'expired']),
     reinstate: (principal: Principal, appId: string, licenseId: string) =>
       move(principal, appId, licenseId, 'active', ['suspended']),
+
+    /** The license's usage: its quota and the count of the current period. */
+    async usage(principal: Principal, appId: string, licenseId: string) {
+      return usageOfLicense(await requireLicense(principal, appId, licenseId), clock.now());
+    },
+
+    /**
+     * Sets the count of the current period (a correction, or 0 to reset it). A license without a
+     * quota is refused, naming maxUses.
+     */
+    async setUsage(principal: Principal, appId: string, licenseId: string, uses: number) {
+      const license = await requireLicense(principal, appId, licenseId);
+      if (license.max_uses === null)
+        throw invalidField(
+          'maxUses',
+          'is not set on this license: give it a quota first (PATCH the license)',
+        );
+      const now = clock.now();
+      const row = await store.setUses(db, license.id, uses, usePeriods(now), now);
+      if (!row) throw notFound('License');
+      log.info({ licenseId: license.id, uses }, 'license.usage.set');
+      return usageOfLicense(row, now);
+    },
 
     async devices(principal: Principal, appId: string, licenseId: string) {
       const license = await requireLicense(principal, appId, licenseId);
@@ -579,6 +625,18 @@ async function recordLicenseEvent(executor: Executor, type: EventType, row: Lice
   });
 }
 
+function usageOfLicense(row: LicenseRow, now: Date) {
+  const end = usePeriodEnd(row.uses_reset_interval, usePeriodStart(row.uses_reset_interval, now));
+  return {
+    licenseId: row.id,
+    maxUses: row.max_uses,
+    uses: usesNow(row, now),
+    usesRemaining: usesRemaining(row, now),
+    usesResetInterval: row.uses_reset_interval,
+    resetsAt: row.max_uses === null ? null : isoOrNull(end),
+  };
+}
+
 export function toLicense(row: LicenseRow): LicenseResource {
   return {
     id: row.id,
@@ -598,6 +656,13 @@ export function toLicense(row: LicenseRow): LicenseResource {
     leaseSeconds: row.lease_seconds,
     trialEndsAt: isoOrNull(row.trial_ends_at),
     convertedAt: isoOrNull(row.converted_at),
+    checkInDays: row.check_in_days,
+    graceDays: row.grace_days,
+    lastCheckInAt: row.check_in_days === null ? null : iso(row.checked_in_at ?? row.created_at),
+    checkInBy: isoOrNull(checkInDeadline(row)),
+    expiryStrategy: row.expiry_strategy,
+    maxUses: row.max_uses,
+    usesResetInterval: row.uses_reset_interval,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -5,6 +5,8 @@ import { preparedStatement } from '../../platform/db/prepared.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
+import { EVENTS_RECORDED_CHANNEL } from '../events/index.js';
+import { type LicenseTerms, NO_TERMS, type UsesResetInterval } from '../products/index.js';
 import { givenBuyerAddress, normalizeBuyerAddress, storedBuyerAddress } from './buyer-address.js';
 import type { LicenseFilter } from './schemas.js';
 
@@ -22,11 +24,14 @@ export function insertLicense(
     maxDevices: number | null;
     features?: string[] | null;
     seats?: { maxSeats: number; leaseSeconds: number } | null;
+    /** Check-in, expiry strategy and quota; none when absent. */
+    terms?: LicenseTerms;
     /** A trial license: status trial until trialEndsAt (its expiry). */
     trial?: boolean;
     now: Date;
   },
 ): Promise<LicenseRow> {
+  const terms = license.terms ?? NO_TERMS;
   return executor
     .insertInto('licenses')
     .values({
@@ -43,12 +48,24 @@ export function insertLicense(
       floating: Boolean(license.seats),
       max_seats: license.seats?.maxSeats ?? null,
       lease_seconds: license.seats?.leaseSeconds ?? null,
+      ...termColumns(terms),
       ...(license.trial ? { status: 'trial' as const, trial_ends_at: license.expiresAt } : {}),
       created_at: license.now,
       updated_at: license.now,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** The columns of a license's check-in, expiry strategy and quota. */
+export function termColumns(terms: LicenseTerms) {
+  return {
+    check_in_days: terms.checkIn?.days ?? null,
+    grace_days: terms.checkIn?.graceDays ?? null,
+    expiry_strategy: terms.expiryStrategy,
+    max_uses: terms.usage?.maxUses ?? null,
+    uses_reset_interval: terms.usage?.resetInterval ?? null,
+  };
 }
 
 export function findAppLicense(
@@ -125,6 +142,7 @@ export function updateLicenseDetails(
     features?: string[] | null;
     maxSeats?: number;
     leaseSeconds?: number;
+    terms?: LicenseTerms;
   },
   now: Date,
 ): Promise<LicenseRow | undefined> {
@@ -139,6 +157,7 @@ export function updateLicenseDetails(
       ...(changes.features !== undefined ? { features: changes.features } : {}),
       ...(changes.maxSeats !== undefined ? { max_seats: changes.maxSeats } : {}),
       ...(changes.leaseSeconds !== undefined ? { lease_seconds: changes.leaseSeconds } : {}),
+      ...(changes.terms !== undefined ? termColumns(changes.terms) : {}),
       ...(revives
         ? { status: sql<LicenseStatus>`case when status = 'expired' then ${inUseAgain} else status end` }
         : {}),
@@ -209,6 +228,15 @@ const VERIFICATION_COLUMNS = [
   'l.max_devices',
   'l.features',
   'l.floating',
+  'l.created_at',
+  'l.check_in_days',
+  'l.grace_days',
+  'l.checked_in_at',
+  'l.expiry_strategy',
+  'l.max_uses',
+  'l.uses',
+  'l.uses_reset_interval',
+  'l.uses_period_start',
   'p.features as product_features',
   'u.tier',
 ] as const;
@@ -458,6 +486,8 @@ export function extendExpiry(executor: Executor, licenseId: string, expiresAt: D
         .then(eb.val<LicenseStatus>('active'))
         .else(eb.ref('status'))
         .end(),
+      // A quota that resets at each renewal starts again from zero.
+      uses: sql<number>`case when uses_reset_interval = 'renewal' then 0 else uses end`,
       updated_at: now,
     }))
     .where('id', '=', licenseId)
@@ -480,6 +510,7 @@ export function lockLicense(trx: Executor, licenseId: string) {
       'product_id',
       'status',
       'expires_at',
+      'expiry_strategy',
       'floating',
       'max_seats',
       'lease_seconds',
@@ -720,10 +751,15 @@ export async function endTrialsFor(
 export async function applyLimits(
   trx: Executor,
   productId: string,
-  limits: { maxDevices: number | null; seats: { maxSeats: number; leaseSeconds: number } | null },
+  limits: {
+    maxDevices: number | null;
+    seats: { maxSeats: number; leaseSeconds: number } | null;
+    terms: LicenseTerms;
+  },
   now: Date,
 ): Promise<{ changed: LicenseRow[]; otherKind: number }> {
   const floating = limits.seats !== null;
+  const terms = termColumns(limits.terms);
   const maxSeats = limits.seats?.maxSeats ?? null;
   const leaseSeconds = limits.seats?.leaseSeconds ?? null;
   const covered = trx
@@ -737,6 +773,7 @@ export async function applyLimits(
       max_devices: limits.maxDevices,
       max_seats: maxSeats,
       lease_seconds: leaseSeconds,
+      ...terms,
       updated_at: now,
     })
     .where('id', 'in', covered.select('id').where('floating', '=', floating))
@@ -745,6 +782,11 @@ export async function applyLimits(
         sql<boolean>`max_devices is distinct from ${limits.maxDevices}`,
         sql<boolean>`max_seats is distinct from ${maxSeats}`,
         sql<boolean>`lease_seconds is distinct from ${leaseSeconds}`,
+        sql<boolean>`check_in_days is distinct from ${terms.check_in_days}::int`,
+        sql<boolean>`grace_days is distinct from ${terms.grace_days}::int`,
+        sql<boolean>`expiry_strategy is distinct from ${terms.expiry_strategy}`,
+        sql<boolean>`max_uses is distinct from ${terms.max_uses}::int`,
+        sql<boolean>`uses_reset_interval is distinct from ${terms.uses_reset_interval}::text`,
       ]),
     )
     .returningAll()
@@ -787,4 +829,109 @@ export async function queueNewKeyNotice(
       created_at: notice.now,
     })
     .execute();
+}
+
+/**
+ * Records an online check-in at `now`, unless one was recorded since `since` (another node, or
+ * this one a moment ago): at most one write per license and step, whatever the verifies.
+ */
+export async function recordCheckIn(executor: Executor, licenseId: string, now: Date, since: Date) {
+  await executor
+    .updateTable('licenses')
+    .set({ checked_in_at: now })
+    .where('id', '=', licenseId)
+    .where((eb) => eb.or([eb('checked_in_at', 'is', null), eb('checked_in_at', '<', since)]))
+    .execute();
+}
+
+/** The usage count of a license as it stands (verify reads it each time, as it reads seats). */
+export function usageOf(executor: Executor, licenseId: string) {
+  return usageRead.run(executor, { id: licenseId }).then((result) => result.rows[0]);
+}
+
+const usageRead = preparedStatement('license_usage', ['id'], (executor, p) =>
+  executor
+    .selectFrom('licenses')
+    .select(['max_uses', 'uses', 'uses_reset_interval', 'uses_period_start'])
+    .where(sql<boolean>`id = ${p.id}::uuid`),
+);
+
+/** The period starts a use at `now` may count in, for consumeUses (see terms.ts). */
+export interface UsePeriods {
+  day: Date;
+  month: Date;
+}
+
+/** The start of the license's current period, by its reset interval, in SQL. */
+function periodOf(periods: UsePeriods) {
+  return sql<Date>`(case uses_reset_interval when 'day' then ${periods.day}::timestamptz
+    when 'month' then ${periods.month}::timestamptz else 'epoch'::timestamptz end)`;
+}
+
+/** Sets the count of the license's current period (the seller's correction, or a reset to 0). */
+export function setUses(executor: Executor, licenseId: string, uses: number, periods: UsePeriods, now: Date) {
+  return executor
+    .updateTable('licenses')
+    .set({ uses, uses_period_start: periodOf(periods), updated_at: now })
+    .where('id', '=', licenseId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Consumes `amount` uses in one statement: the count of the period (a new period starts at
+ * zero) grows only while it stays within max_uses, on a license that grants use (or keeps access
+ * past its expiry), so concurrent consumes never take it past the quota. Crossing 80 % or
+ * reaching the quota records license.usage.threshold or license.usage.exhausted in the same
+ * statement. Returns the count after, or undefined when nothing was consumed.
+ */
+export async function consumeUses(
+  executor: Executor,
+  input: {
+    licenseId: string;
+    amount: number;
+    periods: UsePeriods;
+    now: Date;
+    eventIds: { threshold: string; exhausted: string };
+  },
+) {
+  const period = periodOf(input.periods);
+  const counted = sql<number>`(case when uses_period_start = ${period} or uses_reset_interval not in ('day', 'month')
+    then uses else 0 end)`;
+  const result = await sql<{
+    uses: number;
+    max_uses: number;
+    uses_reset_interval: UsesResetInterval | null;
+    uses_period_start: Date;
+  }>`
+    with consumed as (
+      update licenses set uses = ${counted} + ${input.amount}, uses_period_start = ${period}
+      where id = ${input.licenseId}::uuid and max_uses is not null
+        and ${counted} + ${input.amount} <= max_uses
+        and (status in ('active', 'trial')
+          and (expires_at is null or expires_at > ${input.now}::timestamptz)
+          or (expiry_strategy = 'maintain_access' and status in ('active', 'expired')))
+      returning id as license_id, app_id, user_id, key, uses, max_uses, uses_reset_interval,
+        uses_period_start, uses - ${input.amount} as before
+    ),
+    crossed as (
+      select ${input.eventIds.threshold}::uuid as event_id, 'license.usage.threshold' as type, c.*
+      from consumed c where c.before * 5 < c.max_uses * 4 and c.uses * 5 >= c.max_uses * 4
+      union all
+      select ${input.eventIds.exhausted}::uuid, 'license.usage.exhausted', c.*
+      from consumed c where c.uses >= c.max_uses and c.before < c.max_uses
+    ),
+    recorded as (
+      insert into events (id, type, user_id, app_id, data, created_at)
+      select event_id, type, user_id, app_id,
+        jsonb_build_object('id', license_id, 'licenseKey', key, 'uses', uses, 'maxUses', max_uses,
+          'usesRemaining', greatest(max_uses - uses, 0), 'usesResetInterval', uses_reset_interval),
+        ${input.now}::timestamptz
+      from crossed
+      returning 1
+    ),
+    notified as (select pg_notify(${EVENTS_RECORDED_CHANNEL}, '') from recorded limit 1)
+    select uses, max_uses, uses_reset_interval, uses_period_start, (select count(*) from notified) as notified
+    from consumed`.execute(executor);
+  return result.rows[0];
 }

@@ -1,8 +1,11 @@
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Executor } from '../../platform/db/database.js';
+import { isDatabaseUnavailable } from '../../platform/db/errors.js';
 import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/errors.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import {
   parseJti,
@@ -12,10 +15,19 @@ import {
 } from '../license-tokens/index.js';
 import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
-import { clientStatus, effectiveStatus, grantsUse } from './license-status.js';
-import type { VerificationResultType, VerifyCode } from './schemas.js';
+import { clientStatus, effectiveStatus, grantsUse, keepsAccess } from './license-status.js';
+import type { UsageCode, UsageResultType, VerificationResultType, VerifyCode } from './schemas.js';
 import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
 import * as store from './store.js';
+import {
+  checkInDeadline,
+  type UsageState,
+  usePeriodEnd,
+  usePeriodStart,
+  usePeriods,
+  usesNow,
+  usesRemaining,
+} from './terms.js';
 import type { Found, LicenseState, VerificationCache } from './verification-cache.js';
 
 export interface VerificationDeps {
@@ -41,6 +53,33 @@ const REASON_OF_STATUS = {
   suspended: 'license_suspended',
   revoked: 'license_revoked',
 } as const;
+
+/**
+ * A check-in is written at most once per license and node in this long: a client verifying
+ * every minute costs one write an hour, and a deadline days away moves by at most this.
+ */
+export const CHECK_IN_STEP_MS = 60 * 60_000;
+
+/** A usage answer: the count of the current period as it stands after the call. */
+function usageAnswer(
+  consumed: boolean,
+  code: UsageCode | undefined,
+  usage: UsageState | null,
+  now: Date,
+): UsageResultType {
+  const end = usage
+    ? usePeriodEnd(usage.uses_reset_interval, usePeriodStart(usage.uses_reset_interval, now))
+    : null;
+  const answer: UsageResultType = {
+    consumed,
+    uses: usage && usage.max_uses !== null ? usesNow(usage, now) : null,
+    max_uses: usage?.max_uses ?? null,
+    uses_remaining: usage ? usesRemaining(usage, now) : null,
+    resets_at: end ? end.toISOString() : null,
+  };
+  if (code !== undefined) answer.code = code;
+  return answer;
+}
 
 /** A value now, or later: the verify path answers what this node knows without a promise. */
 export type Later<T> = T | Promise<T>;
@@ -106,9 +145,10 @@ export function createVerification({
     now: Date,
   ): Later<VerificationResultType> {
     const status = effectiveStatus(found.status, found.expires_at, now);
+    const kept = keepsAccess(found, now);
     const code =
       outcome.code ??
-      (grantsUse(status) ? undefined : REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS]);
+      (grantsUse(status) || kept ? undefined : REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS]);
     const expiresAt = found.expires_at ? found.expires_at.toISOString().replace(/\.\d{3}Z$/, 'Z') : null;
     // Every verification that found its license ends here (unknown keys have no app to count
     // for); a valid one is counted once its answer is complete, so a failed signing is not.
@@ -126,6 +166,26 @@ export function createVerification({
         hw_bound: outcome.hwBound,
       };
     }
+    // A quota's count is read each time, as seats are: consumes on any node change it.
+    if (found.max_uses === null) return grant(found, outcome, now, status, kept, expiresAt, null);
+    return store.usageOf(db, found.id).then(
+      (usage) => grant(found, outcome, now, status, kept, expiresAt, usage ?? found),
+      (err) => {
+        if (!isDatabaseUnavailable(err)) throw err;
+        return grant(found, outcome, now, status, kept, expiresAt, found);
+      },
+    );
+  }
+
+  function grant(
+    found: LicenseState,
+    outcome: { hwBound: boolean; leaseExpiresAt?: Date },
+    now: Date,
+    status: LicenseStatus,
+    kept: boolean,
+    expiresAt: string | null,
+    usage: UsageState | null,
+  ): Later<VerificationResultType> {
     const features = effectiveFeatures(found);
     const granted: VerificationResultType = {
       valid: true,
@@ -137,7 +197,12 @@ export function createVerification({
       hw_bound: outcome.hwBound,
       features: features ?? [],
     };
+    if (kept) granted.expired = true;
     if (outcome.leaseExpiresAt) granted.lease_expires_at = outcome.leaseExpiresAt.toISOString();
+    const checkInBy = checkInDeadline(found);
+    if (checkInBy) granted.check_in_by = checkInBy.toISOString();
+    const remaining = usage === null ? null : usesRemaining(usage, now);
+    if (remaining !== null) granted.uses_remaining = remaining;
     if (!signer) {
       counts.count(found.app_id, true, now);
       outcomes?.(undefined);
@@ -154,7 +219,10 @@ export function createVerification({
         plan: typeof metadata.plan === 'string' ? metadata.plan : undefined,
         features,
         licenseExpiresAt: found.expires_at,
+        expired: kept,
         notAfter: outcome.leaseExpiresAt,
+        checkInBy: checkInBy ?? undefined,
+        usesRemaining: remaining ?? undefined,
       })
       .then((issued) => {
         counts.count(found.app_id, true, now);
@@ -167,8 +235,45 @@ export function createVerification({
       });
   }
 
+  /**
+   * Whether the license's check-in holds: an online verify checks in (unless it says
+   * checkIn: false), written at most every CHECK_IN_STEP_MS, so a verify answered from memory
+   * stays so; one that does not check in finds the license overdue past its deadline. A write
+   * the database refuses (an outage) does not refuse the client: it checked in, and the next
+   * step writes it.
+   */
+  function checkedIn(found: LicenseState, checkIn: boolean, now: Date): Later<boolean> {
+    if (found.check_in_days === null) return true;
+    if (!checkIn) {
+      const deadline = checkInDeadline(found);
+      return deadline === null || now.getTime() <= deadline.getTime();
+    }
+    const last = (found.checked_in_at ?? found.created_at).getTime();
+    if (now.getTime() - last < CHECK_IN_STEP_MS) return true;
+    found.checked_in_at = now;
+    return store.recordCheckIn(db, found.id, now, new Date(now.getTime() - CHECK_IN_STEP_MS)).then(
+      () => true,
+      (err: Error) => {
+        log.warn({ licenseId: found.id, err: { message: err.message } }, 'license.check_in.not_recorded');
+        return true;
+      },
+    );
+  }
+
+  /** The answer after the check-in: `next`, or check_in_overdue. */
+  function afterCheckIn(
+    found: LicenseState,
+    checkIn: boolean,
+    now: Date,
+    next: () => Later<VerificationResultType>,
+  ): Later<VerificationResultType> {
+    return andThen(checkedIn(found, checkIn, now), (ok) =>
+      ok ? next() : answer(found, { code: 'check_in_overdue', hwBound: false }, now),
+    );
+  }
+
   const usable = (found: LicenseState, now: Date) =>
-    grantsUse(effectiveStatus(found.status, found.expires_at, now));
+    grantsUse(effectiveStatus(found.status, found.expires_at, now)) || keepsAccess(found, now);
 
   /**
    * Verify and validate-hardware on a floating license take no seat: valid only for a device
@@ -182,11 +287,20 @@ export function createVerification({
   }
 
   /** Verify once the license is known: from memory, unless a device is to be bound. */
-  function verifyFound(lookedUp: Found | null, hwuid: string | null): Later<VerificationResultType> {
+  function verifyFound(
+    lookedUp: Found | null,
+    hwuid: string | null,
+    checkIn: boolean,
+  ): Later<VerificationResultType> {
     if (!lookedUp) return unknownKey();
-    const { state: found, deviceBound } = lookedUp;
+    const found = lookedUp.state;
     const now = clock.now();
     if (!usable(found, now)) return answer(found, { hwBound: false }, now);
+    return afterCheckIn(found, checkIn, now, () => bindOrAnswer(lookedUp, hwuid, now));
+  }
+
+  function bindOrAnswer(lookedUp: Found, hwuid: string | null, now: Date): Later<VerificationResultType> {
+    const { state: found, deviceBound } = lookedUp;
     if (found.floating) return seatHolder(found, hwuid, now);
     if (hwuid === null) {
       return answer(
@@ -196,6 +310,8 @@ export function createVerification({
       );
     }
     if (deviceBound) return answer(found, { hwBound: true }, now);
+    // Past its expiry a license keeping access keeps the devices it had, and binds no new one.
+    if (keepsAccess(found, now)) return answer(found, { code: 'license_expired', hwBound: false }, now);
     return activate(lookedUp, hwuid, now);
   }
 
@@ -220,13 +336,23 @@ export function createVerification({
     return answer(found, { hwBound: true }, now);
   }
 
-  function validateFound(lookedUp: Found | null, hwuid: string): Later<VerificationResultType> {
+  function validateFound(
+    lookedUp: Found | null,
+    hwuid: string,
+    checkIn: boolean,
+  ): Later<VerificationResultType> {
     if (!lookedUp) return unknownKey();
     const { state: found, deviceBound } = lookedUp;
     const now = clock.now();
     if (!usable(found, now)) return answer(found, { hwBound: false }, now);
-    if (found.floating) return seatHolder(found, hwuid, now);
-    return answer(found, deviceBound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false }, now);
+    return afterCheckIn(found, checkIn, now, () => {
+      if (found.floating) return seatHolder(found, hwuid, now);
+      return answer(
+        found,
+        deviceBound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false },
+        now,
+      );
+    });
   }
 
   /** What happened to a seat under the license lock. */
@@ -242,15 +368,27 @@ export function createVerification({
      * and device this node knows are answered at once, without a promise, unless a token is
      * signed.
      */
-    verify(input: { key: string; hwuid?: string; appId?: string }): Later<VerificationResultType> {
+    verify(input: {
+      key: string;
+      hwuid?: string;
+      appId?: string;
+      checkIn?: boolean;
+    }): Later<VerificationResultType> {
       const hwuid = input.hwuid ?? null;
-      return andThen(lookup(input.key, hwuid, input.appId), (found) => verifyFound(found, hwuid));
+      return andThen(lookup(input.key, hwuid, input.appId), (found) =>
+        verifyFound(found, hwuid, input.checkIn ?? true),
+      );
     },
 
     /** Checks a device already bound to the license; never takes a device place. */
-    validateHardware(input: { key: string; hwuid: string; appId?: string }): Later<VerificationResultType> {
+    validateHardware(input: {
+      key: string;
+      hwuid: string;
+      appId?: string;
+      checkIn?: boolean;
+    }): Later<VerificationResultType> {
       return andThen(lookup(input.key, input.hwuid, input.appId), (found) =>
-        validateFound(found, input.hwuid),
+        validateFound(found, input.hwuid, input.checkIn ?? true),
       );
     },
 
@@ -259,18 +397,28 @@ export function createVerification({
      * heartbeat), until now + the license's lease. Decided under the license row lock, counting
      * only live leases, so seats never exceed maxSeats and a lapsed lease is free at once.
      */
-    async checkout(input: { key: string; hwuid: string; appId?: string }): Promise<VerificationResultType> {
+    async checkout(input: {
+      key: string;
+      hwuid: string;
+      appId?: string;
+      checkIn?: boolean;
+    }): Promise<VerificationResultType> {
       const lookedUp = await lookup(input.key, null, input.appId);
       if (!lookedUp) return unknownKey();
       const found = lookedUp.state;
       const now = clock.now();
       if (!usable(found, now)) return answer(found, { hwBound: false }, now);
+      if (!(await checkedIn(found, input.checkIn ?? true, now)))
+        return answer(found, { code: 'check_in_overdue', hwBound: false }, now);
       if (!found.floating) return answer(found, { code: 'not_floating', hwBound: false }, now);
       const outcome = await db.transaction().execute(async (trx): Promise<SeatOutcome> => {
         const license = await store.lockLicense(trx, found.id);
         if (!license) return { kind: 'gone' };
         // The cached state may be a moment old; the locked row decides.
-        if (!grantsUse(effectiveStatus(license.status, license.expires_at, now)))
+        if (
+          !grantsUse(effectiveStatus(license.status, license.expires_at, now)) &&
+          !keepsAccess(license, now)
+        )
           return { kind: 'inactive', status: license.status, expiresAt: license.expires_at };
         if (!license.floating || license.max_seats === null || license.lease_seconds === null)
           return { kind: 'not_floating' };
@@ -307,6 +455,74 @@ export function createVerification({
       }
     },
 
+    /**
+     * Consumes uses of the license's quota: all of `amount` or none, in one conditional
+     * statement, so concurrent consumes never take the count past the quota. With an
+     * Idempotency-Key the answer commits with the count, and a retry gets it again instead of
+     * consuming twice. The device, when the license binds devices or seats, must hold one.
+     */
+    async consumeUsage(
+      input: { key: string; hwuid?: string; appId?: string; amount: number },
+      idempotent?: IdempotentAnswer<UsageResultType>,
+    ): Promise<UsageResultType> {
+      const hwuid = input.hwuid ?? null;
+      const lookedUp = await lookup(input.key, hwuid, input.appId);
+      // A refusal before any write is kept, with a key, when it is sent (idempotency.ts).
+      const refused = (code: UsageCode, usage: UsageState | null, now: Date) =>
+        usageAnswer(false, code, usage, now);
+      const now = clock.now();
+      if (!lookedUp) return refused('license_not_found', null, now);
+      const found = lookedUp.state;
+      if (!usable(found, now))
+        return refused(
+          REASON_OF_STATUS[
+            effectiveStatus(found.status, found.expires_at, now) as keyof typeof REASON_OF_STATUS
+          ],
+          null,
+          now,
+        );
+      if (!(await checkedIn(found, false, now))) return refused('check_in_overdue', null, now);
+      if (found.floating) {
+        if (hwuid === null || !(await store.seatLease(db, found.id, hwuid, now)))
+          return refused('seat_required', null, now);
+      } else if (found.max_devices !== null) {
+        if (hwuid === null) return refused('hwuid_required', null, now);
+        if (!lookedUp.deviceBound) return refused('device_not_bound', null, now);
+      }
+      if (found.max_uses === null) return refused('no_usage_quota', null, now);
+      const work = async (executor: Executor): Promise<UsageResultType> => {
+        const consumed = await store.consumeUses(executor, {
+          licenseId: found.id,
+          amount: input.amount,
+          periods: usePeriods(now),
+          now,
+          eventIds: { threshold: newId(), exhausted: newId() },
+        });
+        if (consumed) return usageAnswer(true, undefined, consumed, now);
+        // Nothing consumed: the quota would be passed, or the license changed since it was read.
+        const usage = await store.usageOf(executor, found.id);
+        const current = await store.findLicenseById(executor, found.id);
+        if (
+          current &&
+          !grantsUse(effectiveStatus(current.status, current.expires_at, now)) &&
+          !keepsAccess(current, now)
+        )
+          return usageAnswer(
+            false,
+            REASON_OF_STATUS[
+              effectiveStatus(current.status, current.expires_at, now) as keyof typeof REASON_OF_STATUS
+            ],
+            null,
+            now,
+          );
+        if (!usage || usage.max_uses === null) return usageAnswer(false, 'no_usage_quota', null, now);
+        return usageAnswer(false, 'usage_exhausted', usage, now);
+      };
+      const result = idempotent ? await transactionWithAnswer(db, idempotent, work) : await work(db);
+      if (result.consumed) log.info({ licenseId: found.id }, 'license.usage.consumed');
+      return result;
+    },
+
     /** Gives a device's seat back at once (its lease would lapse anyway). */
     async checkin(input: { key: string; hwuid: string; appId?: string }) {
       const lookedUp = await lookup(input.key, null, input.appId);
@@ -337,13 +553,17 @@ export function createVerification({
       if (await denylist.isDenied(claims.jti)) return { active: false, reason: 'token_revoked' };
       const license = await store.findLicenseById(db, checked.licenseId);
       if (!license) return { active: false, reason: 'license_not_found' };
-      const status = effectiveStatus(license.status, license.expires_at, clock.now());
-      if (!grantsUse(status))
+      const now = clock.now();
+      const status = effectiveStatus(license.status, license.expires_at, now);
+      if (!grantsUse(status) && !keepsAccess(license, now))
         return {
           active: false,
           reason: REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS],
           status: clientStatus(status),
         };
+      const deadline = checkInDeadline(license);
+      if (deadline && now.getTime() > deadline.getTime())
+        return { active: false, reason: 'check_in_overdue', status: clientStatus(status) };
       return {
         active: true,
         sub: claims.sub,

@@ -60,6 +60,11 @@ describe('the policy a seller writes', () => {
       maxSeats: null,
       leaseSeconds: null,
       validityDays: null,
+      checkInDays: null,
+      graceDays: null,
+      expiryStrategy: 'restrict',
+      maxUses: null,
+      usesResetInterval: null,
     });
     const locked = await product(seller, {
       licensePolicy: { model: 'node_locked', maxDevices: 3, validityDays: 365 },
@@ -70,6 +75,11 @@ describe('the policy a seller writes', () => {
       maxSeats: null,
       leaseSeconds: null,
       validityDays: 365,
+      checkInDays: null,
+      graceDays: null,
+      expiryStrategy: 'restrict',
+      maxUses: null,
+      usesResetInterval: null,
     });
     const floating = await product(seller, { licensePolicy: { model: 'floating', maxSeats: 5 } });
     assert.equal(floating.licensePolicy.leaseSeconds, 600, 'a seat lapses after 10 minutes by default');
@@ -101,6 +111,21 @@ describe('the policy a seller writes', () => {
     await refused({ licensePolicy: { model: 'node_locked', maxDevices: 0 } }, 'licensePolicy.maxDevices');
     await refused({ licensePolicy: { model: 'per_cpu' } }, 'licensePolicy.model');
     await refused({ licensePolicy: { model: 'unlimited', seats: 3 } }, 'licensePolicy.seats');
+    await refused({ licensePolicy: { model: 'unlimited', graceDays: 3 } }, 'licensePolicy.graceDays');
+    await refused({ licensePolicy: { model: 'unlimited', checkInDays: 0 } }, 'licensePolicy.checkInDays');
+    await refused(
+      { licensePolicy: { model: 'unlimited', usesResetInterval: 'day' } },
+      'licensePolicy.usesResetInterval',
+    );
+    await refused(
+      { licensePolicy: { model: 'unlimited', maxUses: 10, usesResetInterval: 'renewal' } },
+      'licensePolicy.usesResetInterval',
+    );
+    await refused({ licensePolicy: { model: 'unlimited', maxUses: -1 } }, 'licensePolicy.maxUses');
+    await refused(
+      { licensePolicy: { model: 'unlimited', expiryStrategy: 'forever' } },
+      'licensePolicy.expiryStrategy',
+    );
     await refused(
       {
         billingType: 'recurring',
@@ -135,6 +160,11 @@ describe('the policy a seller writes', () => {
       maxSeats: 10,
       leaseSeconds: 120,
       validityDays: null,
+      checkInDays: null,
+      graceDays: null,
+      expiryStrategy: 'restrict',
+      maxUses: null,
+      usesResetInterval: null,
     });
   });
 });

@@ -149,6 +149,19 @@ export interface LicensesTable {
   converted_at: NullableTimestamp;
   /** On a trial a payment ended: the paid license issued in its place (migration 0020). */
   replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Online check-in every check_in_days (+ grace_days); checked_in_at the last one (migration 0026). */
+  check_in_days: ColumnType<number | null, number | null | undefined, number | null>;
+  grace_days: ColumnType<number | null, number | null | undefined, number | null>;
+  checked_in_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  expiry_strategy: ColumnType<'restrict' | 'maintain_access', 'restrict' | 'maintain_access' | undefined>;
+  /** A usage quota per period (null: none); uses counts the period begun at uses_period_start. */
+  max_uses: ColumnType<number | null, number | null | undefined, number | null>;
+  uses: ColumnType<number, number | undefined, number>;
+  uses_reset_interval: ColumnType<
+    'never' | 'day' | 'month' | 'renewal' | null,
+    'never' | 'day' | 'month' | 'renewal' | null | undefined
+  >;
+  uses_period_start: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

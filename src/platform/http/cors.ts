@@ -24,7 +24,7 @@ declare module 'fastify' {
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 2 hours). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 /** Request headers a page may send: a JSON body, and its own id to correlate with our logs. */
-export const ALLOWED_REQUEST_HEADERS = 'Content-Type, X-Request-Id';
+export const ALLOWED_REQUEST_HEADERS = 'Content-Type, X-Request-Id, Idempotency-Key';
 /** Response headers a page may read beyond the safelisted ones: the request id and the limits. */
 export const EXPOSED_HEADERS =
   'X-Request-Id, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset';

@@ -463,6 +463,7 @@ interface CreatingRoute {
 interface Ctx {
   seller: SellerWithApp;
   licenseId?: string;
+  licenseKey?: string;
   productId?: string;
   subscriptionId?: string;
   callbackSecret?: string;
@@ -534,6 +535,32 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
             .where('type', '=', 'license.updated')
             .executeTakeFirstOrThrow()
         ).n,
+      ),
+  },
+  'core POST /licenses/usage': {
+    host: 'core',
+    prepare: async (ctx) => {
+      const license = (
+        await server.api.post(
+          `/apps/${ctx.seller.appId}/licenses`,
+          { maxUses: 100 },
+          { token: ctx.seller.token },
+        )
+      ).expect(201).body;
+      ctx.licenseId = license.id;
+      ctx.licenseKey = license.key;
+    },
+    send: (key, ctx) => post(server.api, '/licenses/usage', { key: ctx.licenseKey, amount: 1 }, key),
+    // Each consume is one use counted.
+    count: async (ctx) =>
+      Number(
+        (
+          await server.db
+            .selectFrom('licenses')
+            .select('uses')
+            .where('id', '=', ctx.licenseId as string)
+            .executeTakeFirstOrThrow()
+        ).uses,
       ),
   },
   'core POST /products': {

@@ -81,7 +81,22 @@ interface PolicyDraft {
   maxSeats: string;
   leaseSeconds: string;
   validityDays: string;
+  checkInDays: string;
+  graceDays: string;
+  expiryStrategy: Product['licensePolicy']['expiryStrategy'];
+  maxUses: string;
+  usesResetInterval: NonNullable<Product['licensePolicy']['usesResetInterval']>;
 }
+const EXPIRY_STRATEGIES = [
+  { value: 'restrict', label: 'Stops working' },
+  { value: 'maintain_access', label: 'Keeps working as it was (no new devices)' },
+];
+const RESET_INTERVALS = [
+  { value: 'never', label: 'Never' },
+  { value: 'day', label: 'Every day (UTC)' },
+  { value: 'month', label: 'Every month (UTC)' },
+  { value: 'renewal', label: 'At each renewal' },
+];
 const POLICY_MODELS = [
   { value: 'unlimited', label: 'No device limit' },
   { value: 'node_locked', label: 'Locked to a number of devices' },
@@ -99,6 +114,11 @@ function policyBody(policy: PolicyDraft, recurring: boolean): Product['licensePo
     maxSeats: policy.model === 'floating' ? numberOrNull(policy.maxSeats) : null,
     leaseSeconds: policy.model === 'floating' ? numberOrNull(policy.leaseSeconds) : null,
     validityDays: recurring ? null : numberOrNull(policy.validityDays),
+    checkInDays: numberOrNull(policy.checkInDays),
+    graceDays: numberOrNull(policy.checkInDays) === null ? null : (numberOrNull(policy.graceDays) ?? 0),
+    expiryStrategy: policy.expiryStrategy,
+    maxUses: numberOrNull(policy.maxUses),
+    usesResetInterval: numberOrNull(policy.maxUses) === null ? null : policy.usesResetInterval,
   };
 }
 
@@ -121,7 +141,28 @@ export function policyInWords(policy: Product['licensePolicy'], recurring: boole
     : policy.validityDays
       ? `for ${plural(policy.validityDays, 'day', 'days')}`
       : 'for ever';
-  return `Each license sold ${use}, ${length}.`;
+  const terms = [
+    policy.checkInDays
+      ? `it must go online every ${plural(policy.checkInDays, 'day', 'days')}${
+          policy.graceDays ? ` (${plural(policy.graceDays, 'day', 'days')} of grace)` : ''
+        }`
+      : null,
+    policy.expiryStrategy === 'maintain_access' && (recurring || policy.validityDays)
+      ? 'once it ends it keeps working as it was'
+      : null,
+    policy.maxUses
+      ? `${plural(policy.maxUses, 'use', 'uses')}${
+          policy.usesResetInterval === 'day'
+            ? ' a day'
+            : policy.usesResetInterval === 'month'
+              ? ' a month'
+              : policy.usesResetInterval === 'renewal'
+                ? ' per renewal'
+                : ' in all'
+        }`
+      : null,
+  ].filter((term) => term !== null);
+  return `Each license sold ${use}, ${length}${terms.length ? `; ${terms.join('; ')}` : ''}.`;
 }
 
 interface Draft {
@@ -174,6 +215,11 @@ function draftOf(product: Product | null, appId: string): Draft {
       maxSeats: typed(product?.licensePolicy.maxSeats ?? null),
       leaseSeconds: typed(product?.licensePolicy.leaseSeconds ?? null),
       validityDays: typed(product?.licensePolicy.validityDays ?? null),
+      checkInDays: typed(product?.licensePolicy.checkInDays ?? null),
+      graceDays: typed(product?.licensePolicy.graceDays ?? null),
+      expiryStrategy: product?.licensePolicy.expiryStrategy ?? 'restrict',
+      maxUses: typed(product?.licensePolicy.maxUses ?? null),
+      usesResetInterval: product?.licensePolicy.usesResetInterval ?? 'never',
     },
   };
 }
@@ -465,6 +511,67 @@ function ProductForm({ product, apps, onSaved }: { product: Product | null; apps
               error={error}
             />
           )}
+          <div class="row">
+            <TextField
+              label="Must go online every (days)"
+              name="licensePolicy.checkInDays"
+              inputMode="numeric"
+              hint="1 to 3650; empty: never required."
+              value={draft.licensePolicy.checkInDays}
+              onValue={(v) => set('licensePolicy', { ...draft.licensePolicy, checkInDays: v })}
+              error={error}
+            />
+            {draft.licensePolicy.checkInDays.trim() !== '' && (
+              <TextField
+                label="Grace (days)"
+                name="licensePolicy.graceDays"
+                inputMode="numeric"
+                hint="0 to 365 days past a missed check-in."
+                value={draft.licensePolicy.graceDays}
+                onValue={(v) => set('licensePolicy', { ...draft.licensePolicy, graceDays: v })}
+                error={error}
+              />
+            )}
+          </div>
+          <SelectField
+            label="When a license ends"
+            name="licensePolicy.expiryStrategy"
+            value={draft.licensePolicy.expiryStrategy}
+            options={EXPIRY_STRATEGIES}
+            onValue={(v) =>
+              set('licensePolicy', {
+                ...draft.licensePolicy,
+                expiryStrategy: v as PolicyDraft['expiryStrategy'],
+              })
+            }
+            error={error}
+          />
+          <div class="row">
+            <TextField
+              label="Uses per license"
+              name="licensePolicy.maxUses"
+              inputMode="numeric"
+              hint="What POST /v1/licenses/usage may consume; empty: no quota."
+              value={draft.licensePolicy.maxUses}
+              onValue={(v) => set('licensePolicy', { ...draft.licensePolicy, maxUses: v })}
+              error={error}
+            />
+            {draft.licensePolicy.maxUses.trim() !== '' && (
+              <SelectField
+                label="Count starts again"
+                name="licensePolicy.usesResetInterval"
+                value={draft.licensePolicy.usesResetInterval}
+                options={RESET_INTERVALS}
+                onValue={(v) =>
+                  set('licensePolicy', {
+                    ...draft.licensePolicy,
+                    usesResetInterval: v as PolicyDraft['usesResetInterval'],
+                  })
+                }
+                error={error}
+              />
+            )}
+          </div>
           <p class="hint" id="policy-in-words">
             {policyInWords(
               {
