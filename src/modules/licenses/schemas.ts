@@ -130,6 +130,9 @@ export const LicenseList = Type.Object({
 
 export const Device = Type.Object({
   hwuid: Type.String(),
+  /** What the client software last said the device is, and runs on; null until it said. */
+  name: Nullable(Type.String()),
+  platform: Nullable(Type.String()),
   activatedAt: Timestamp,
   offlineUntil: Nullable(
     Type.String({
@@ -139,7 +142,13 @@ export const Device = Type.Object({
     }),
   ),
 });
-export const Seat = Type.Object({ hwuid: Type.String(), acquiredAt: Timestamp, leaseExpiresAt: Timestamp });
+export const Seat = Type.Object({
+  hwuid: Type.String(),
+  name: Nullable(Type.String()),
+  platform: Nullable(Type.String()),
+  acquiredAt: Timestamp,
+  leaseExpiresAt: Timestamp,
+});
 export const SeatList = Type.Object({
   seats: Type.Array(Seat),
   total: Type.Integer(),
@@ -155,19 +164,49 @@ export const Hwuid = Type.String({
   errorMessage: 'must be 1 to 200 characters, not blank',
 });
 
+/** Printable text, not blank: what a person reads in a device list. */
+const deviceText = (max: number) =>
+  Type.String({
+    minLength: 1,
+    maxLength: max,
+    pattern: '^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$',
+    errorMessage: `must be 1 to ${max} printable characters, not blank`,
+  });
+/**
+ * What the client says the device is ("Ana's MacBook") and runs on ("macOS 15"), sent with the
+ * hwuid; stored with the device or seat and replaced when a later call sends another.
+ */
+export const DeviceLabel = {
+  name: Type.Optional(deviceText(100)),
+  platform: Type.Optional(deviceText(50)),
+};
+export interface DeviceLabelInput {
+  name?: string;
+  platform?: string;
+}
+
 export const VerifyBody = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 100 }),
     hwuid: Type.Optional(Hwuid),
     appId: Type.Optional(Uuid),
+    ...DeviceLabel,
   },
   { additionalProperties: false },
 );
 export const ValidateHardwareBody = Type.Object(
-  { key: Type.String({ minLength: 1, maxLength: 100 }), hwuid: Hwuid, appId: Type.Optional(Uuid) },
+  {
+    key: Type.String({ minLength: 1, maxLength: 100 }),
+    hwuid: Hwuid,
+    appId: Type.Optional(Uuid),
+    ...DeviceLabel,
+  },
   { additionalProperties: false },
 );
-/** Checkout (take or keep a seat) and checkin (give it back) name the device the same way. */
+/**
+ * Checkout (take or keep a seat) and checkin (give it back) name the device the same way; checkin
+ * takes the label too, so a client may send one body to both, and ignores it.
+ */
 export const SeatBody = ValidateHardwareBody;
 
 export const VERIFY_CODES = [
