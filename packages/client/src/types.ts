@@ -41,7 +41,8 @@ export interface SeatCheckin {
 
 /**
  * What client software may say about the device with its hwuid, to be shown to the seller and the
- * buyer: a name ("Ana's MacBook", 1–100 printable characters) and a platform ("macOS 15", 1–50).
+ * buyer: a name ("Ana's MacBook", 1–100 printable characters, no space at either end) and a
+ * platform ("macOS 15", 1–50, the same).
  * Stored with the device or seat; a later call sending another value replaces it, one leaving a
  * field out keeps it.
  */

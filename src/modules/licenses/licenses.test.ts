@@ -533,6 +533,7 @@ describe('device names and platforms', () => {
       [{ key, hwuid: 'a', name: 'x'.repeat(101) }, 'name'],
       [{ key, hwuid: 'a', name: '   ' }, 'name'],
       [{ key, hwuid: 'a', name: '' }, 'name'],
+      [{ key, hwuid: 'a', name: ' padded' }, 'name'],
       [{ key, hwuid: 'a', name: 'tab\there' }, 'name'],
       [{ key, hwuid: 'a', name: 7 }, 'name'],
       [{ key, hwuid: 'a', platform: 'p'.repeat(51) }, 'platform'],

@@ -164,13 +164,16 @@ export const Hwuid = Type.String({
   errorMessage: 'must be 1 to 200 characters, not blank',
 });
 
-/** Printable text, not blank: what a person reads in a device list. */
+/**
+ * Printable text with no space at either end: what a person reads in a device list. The pattern
+ * matches in linear time whatever the length sent (it is tested before maxLength refuses).
+ */
 const deviceText = (max: number) =>
   Type.String({
     minLength: 1,
     maxLength: max,
-    pattern: '^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$',
-    errorMessage: `must be 1 to ${max} printable characters, not blank`,
+    pattern: '^[^\\s\\x00-\\x1f\\x7f](?:[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$',
+    errorMessage: `must be 1 to ${max} printable characters, with no space at either end`,
   });
 /**
  * What the client says the device is ("Ana's MacBook") and runs on ("macOS 15"), sent with the
