@@ -275,6 +275,7 @@ const ROUTES: Record<string, Entry> = {
   'pay POST /portal/sign-in/:token': { kind: 'public' },
   'pay POST /portal/sign-out': { kind: 'public' },
   'pay POST /portal/licenses/:licenseId/devices/release': { kind: 'public' },
+  'pay POST /portal/licenses/:licenseId/seats/release': { kind: 'public' },
   'pay POST /portal/licenses/:licenseId/license-file': { kind: 'public' },
   'pay POST /portal/subscriptions/:subscriptionId/cancel': { kind: 'public' },
 };

@@ -152,7 +152,13 @@ describe('verification from client software', () => {
       [true, 1, 120, null, null],
     );
     const client = new LicensingClient({ baseUrl: origin() });
-    const taken = await client.checkout({ key: license.key, hwuid: 'desk', appId });
+    const taken = await client.checkout({
+      key: license.key,
+      hwuid: 'desk',
+      appId,
+      name: 'Reception desk',
+      platform: 'Windows 11',
+    });
     assert.deepEqual([taken.valid, taken.features], [true, ['export']]);
     assert.equal(taken.lease_expires_at, new Date(clock.now().getTime() + 120_000).toISOString());
     assert.equal(
@@ -162,7 +168,13 @@ describe('verification from client software', () => {
     const held = await seller.licenses.seats(appId, license.id);
     assert.deepEqual(held, {
       seats: [
-        { hwuid: 'desk', acquiredAt: clock.now().toISOString(), leaseExpiresAt: taken.lease_expires_at },
+        {
+          hwuid: 'desk',
+          name: 'Reception desk',
+          platform: 'Windows 11',
+          acquiredAt: clock.now().toISOString(),
+          leaseExpiresAt: taken.lease_expires_at,
+        },
       ],
       total: 1,
       maxSeats: 1,

@@ -2,6 +2,8 @@ import { checkedKey, type RetryClass, type RetryOptions, requestJson } from './h
 import type {
   ApiKey,
   App,
+  Device,
+  DeviceLabel,
   Introspection,
   License,
   LicenseInput,
@@ -113,12 +115,14 @@ export class LicensingClient {
   // Client software: public routes. The app id is required here: without it, a key issued for
   // any other app on the service would verify too.
   // checkIn (default true): the call is the client's online check-in; false asks without one.
-  verify = (input: { key: string; hwuid?: string; appId: string; checkIn?: boolean }) =>
+  // `name` and `platform` (DeviceLabel) go with the hwuid, for the seller's and buyer's lists.
+  verify = (input: { key: string; hwuid?: string; appId: string; checkIn?: boolean } & DeviceLabel) =>
     this.repeatable<VerificationResult>('POST', '/licenses/verify', input);
-  validateHardware = (input: { key: string; hwuid: string; appId: string; checkIn?: boolean }) =>
-    this.repeatable<VerificationResult>('POST', '/licenses/validate-hardware', input);
+  validateHardware = (
+    input: { key: string; hwuid: string; appId: string; checkIn?: boolean } & DeviceLabel,
+  ) => this.repeatable<VerificationResult>('POST', '/licenses/validate-hardware', input);
   /** Takes a seat on a floating license, or renews the one this device holds (the heartbeat). */
-  checkout = (input: { key: string; hwuid: string; appId: string; checkIn?: boolean }) =>
+  checkout = (input: { key: string; hwuid: string; appId: string; checkIn?: boolean } & DeviceLabel) =>
     this.repeatable<VerificationResult>('POST', '/licenses/checkout', input);
   /**
    * Consumes `amount` uses of the license's quota, all or none. Sent with an idempotency key
@@ -227,11 +231,9 @@ export class LicensingClient {
     reinstate: (appId: string, licenseId: string) =>
       this.once<License>('POST', `/apps/${seg(appId)}/licenses/${seg(licenseId)}/reinstate`),
     devices: (appId: string, licenseId: string) =>
-      this.get<{
-        /** offlineUntil: until when an offline license file holds the device (its buyer cannot release it). */
-        devices: { hwuid: string; activatedAt: string; offlineUntil: string | null }[];
-        total: number;
-      }>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices`),
+      this.get<{ devices: Device[]; total: number }>(
+        `/apps/${seg(appId)}/licenses/${seg(licenseId)}/devices`,
+      ),
     seats: (appId: string, licenseId: string) =>
       this.get<SeatList>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/seats`),
     releaseDevice: (appId: string, licenseId: string, hwuid: string) =>

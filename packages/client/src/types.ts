@@ -79,9 +79,35 @@ export interface SeatCheckin {
   code?: 'license_not_found' | 'not_floating' | 'seat_not_held';
 }
 
+/**
+ * What client software may say about the device with its hwuid, to be shown to the seller and the
+ * buyer: a name ("Ana's MacBook", 1–100 printable characters, no space at either end) and a
+ * platform ("macOS 15", 1–50, the same).
+ * Stored with the device or seat; a later call sending another value replaces it, one leaving a
+ * field out keeps it.
+ */
+export interface DeviceLabel {
+  name?: string;
+  platform?: string;
+}
+
+/** A device bound to a license (GET …/licenses/:licenseId/devices). */
+export interface Device {
+  hwuid: string;
+  /** As the client software last sent it; null until it sent one. */
+  name: string | null;
+  platform: string | null;
+  activatedAt: string;
+  /** Until when an offline license file holds the device (its buyer cannot release it); null when none does. */
+  offlineUntil: string | null;
+}
+
 /** A seat held now on a floating license (GET …/licenses/:licenseId/seats). */
 export interface Seat {
   hwuid: string;
+  /** As the client software last sent it; null until it sent one. */
+  name: string | null;
+  platform: string | null;
   acquiredAt: string;
   leaseExpiresAt: string;
 }

@@ -34,6 +34,9 @@ export const LICENSE_STATUSES = [
 
 export interface Device {
   hwuid: string;
+  /** What the client software said the device is, and runs on; null until it said. */
+  name: string | null;
+  platform: string | null;
   activatedAt: string;
 }
 

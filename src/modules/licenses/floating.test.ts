@@ -287,6 +287,72 @@ describe('seats across sellers', () => {
   });
 });
 
+describe('seat names and platforms', () => {
+  const labels = (seats: { hwuid: string; name: string | null; platform: string | null }[]) =>
+    seats.map((seat) => [seat.hwuid, seat.name, seat.platform]);
+
+  test('a seat carries the name and platform its client sends: heartbeats leaving them out keep them, others replace them', async () => {
+    const { seller, license } = await floatingLicense({ maxSeats: 3 });
+    const { key } = license;
+    (
+      await server.api.post(
+        '/webhooks',
+        { url: `${receiver.url}/named-seats`, events: ['license.seat.acquired'], appId: seller.appId },
+        { token: seller.token },
+      )
+    ).expect(201);
+    assert.equal(
+      (await checkout({ key, hwuid: 'mac', name: 'Studio iMac', platform: 'macOS 15' })).valid,
+      true,
+    );
+    assert.equal((await checkout({ key, hwuid: 'pc' })).valid, true);
+    assert.deepEqual(labels((await seatsOf(seller, license.id)).seats), [
+      ['mac', 'Studio iMac', 'macOS 15'],
+      ['pc', null, null],
+    ]);
+
+    clock.advance(60_000);
+    await checkout({ key, hwuid: 'mac' });
+    await checkout({ key, hwuid: 'pc', name: 'Front desk', platform: 'Windows 11' });
+    // verify on a floating license takes no seat, but names the one the device holds.
+    assert.equal(
+      (await server.api.post('/licenses/verify', { key, hwuid: 'mac', platform: 'macOS 26' })).expect(200)
+        .body.valid,
+      true,
+    );
+    const held = (await seatsOf(seller, license.id)).seats;
+    assert.deepEqual(labels(held), [
+      ['mac', 'Studio iMac', 'macOS 26'],
+      ['pc', 'Front desk', 'Windows 11'],
+    ]);
+    assert.equal(held[0].leaseExpiresAt, inSeconds(600), 'the heartbeat renewed the lease');
+
+    await server.service.modules.deliveryWorker.runOnce();
+    const acquired = receiver.requests
+      .filter((r) => r.path === '/named-seats' && r.json.data.licenseId === license.id)
+      .map((r) => [r.json.data.hwuid, r.json.data.name, r.json.data.platform]);
+    assert.deepEqual(acquired.sort(), [
+      ['mac', 'Studio iMac', 'macOS 15'],
+      ['pc', null, null],
+    ]);
+  });
+
+  test('a bad name or platform on checkout answers 400 naming the field, and takes no seat', async () => {
+    const { seller, license } = await floatingLicense();
+    for (const [body, field] of [
+      [{ key: license.key, hwuid: 'a', name: 'n'.repeat(101) }, 'name'],
+      [{ key: license.key, hwuid: 'a', platform: '\u0000' }, 'platform'],
+    ] as const) {
+      const error = assertError(await server.api.post('/licenses/checkout', body), 400, 'validation_failed');
+      assert.ok(
+        error.details?.some((d) => d.field === field),
+        `${JSON.stringify(body)}: ${JSON.stringify(error)}`,
+      );
+    }
+    assert.equal((await seatsOf(seller, license.id)).total, 0);
+  });
+});
+
 describe('seat events', () => {
   test('license.seat.acquired and license.seat.released reach a subscribed webhook, heartbeats do not', async () => {
     const seller = await sellerWithApp(server);
@@ -322,6 +388,8 @@ describe('seat events', () => {
       licenseKey: license.key,
       productId: null,
       hwuid: 'pc-1',
+      name: null,
+      platform: null,
       acquiredAt: clock.now().toISOString(),
       leaseExpiresAt: taken.lease_expires_at,
     });

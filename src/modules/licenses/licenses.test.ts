@@ -487,6 +487,79 @@ describe('verification', () => {
   });
 });
 
+describe('device names and platforms', () => {
+  const verify = (body: Record<string, unknown>) => server.api.post('/licenses/verify', body);
+  const devicesOf = async (seller: { appId: string; token: string }, licenseId: string) =>
+    (
+      await server.api.get(`/apps/${seller.appId}/licenses/${licenseId}/devices`, { token: seller.token })
+    ).expect(200).body.devices as { hwuid: string; name: string | null; platform: string | null }[];
+  const labels = (devices: { hwuid: string; name: string | null; platform: string | null }[]) =>
+    devices.map((d) => [d.hwuid, d.name, d.platform]);
+
+  test('a device carries the name and platform its client sends; a later call sending others replaces them', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 3 });
+    const { key } = license;
+    for (const body of [
+      { key, hwuid: 'mac-1', name: 'Ana’s MacBook', platform: 'macOS 15' },
+      { key, hwuid: 'pc-1' },
+    ]) {
+      assert.equal((await verify(body)).expect(200).body.valid, true);
+    }
+    assert.deepEqual(labels(await devicesOf(seller, license.id)), [
+      ['mac-1', 'Ana’s MacBook', 'macOS 15'],
+      ['pc-1', null, null],
+    ]);
+
+    // The same label again, and a call that leaves it out, change nothing.
+    (await verify({ key, hwuid: 'mac-1', name: 'Ana’s MacBook', platform: 'macOS 15' })).expect(200);
+    (await verify({ key, hwuid: 'mac-1' })).expect(200);
+    assert.deepEqual(labels(await devicesOf(seller, license.id))[0], ['mac-1', 'Ana’s MacBook', 'macOS 15']);
+
+    // An update of the system, a new name, and a device named late: each replaces what it sends.
+    (await verify({ key, hwuid: 'mac-1', platform: 'macOS 26' })).expect(200);
+    (await verify({ key, hwuid: 'pc-1', name: 'Front desk', platform: 'Windows 11' })).expect(200);
+    const validated = (
+      await server.api.post('/licenses/validate-hardware', { key, hwuid: 'mac-1', name: 'Ana’s Mac' })
+    ).expect(200).body;
+    assert.equal(validated.valid, true);
+    assert.deepEqual(labels(await devicesOf(seller, license.id)), [
+      ['mac-1', 'Ana’s Mac', 'macOS 26'],
+      ['pc-1', 'Front desk', 'Windows 11'],
+    ]);
+    // Said again right after (from this node's memory), the new label stands.
+    (await verify({ key, hwuid: 'mac-1', name: 'Ana’s Mac', platform: 'macOS 26' })).expect(200);
+    assert.deepEqual(labels(await devicesOf(seller, license.id))[0], ['mac-1', 'Ana’s Mac', 'macOS 26']);
+  });
+
+  test('a bad name or platform answers 400 naming the field, and binds nothing', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 3 });
+    const { key } = license;
+    for (const [body, field] of [
+      [{ key, hwuid: 'a', name: 'x'.repeat(101) }, 'name'],
+      [{ key, hwuid: 'a', name: '   ' }, 'name'],
+      [{ key, hwuid: 'a', name: '' }, 'name'],
+      [{ key, hwuid: 'a', name: ' padded' }, 'name'],
+      [{ key, hwuid: 'a', name: 'tab\there' }, 'name'],
+      [{ key, hwuid: 'a', name: 7 }, 'name'],
+      [{ key, hwuid: 'a', platform: 'p'.repeat(51) }, 'platform'],
+      [{ key, hwuid: 'a', platform: null }, 'platform'],
+    ] as const) {
+      const error = assertError(await verify(body), 400, 'validation_failed');
+      assert.ok(
+        error.details?.some((d) => d.field === field),
+        `${JSON.stringify(body)}: ${JSON.stringify(error)}`,
+      );
+    }
+    assert.deepEqual(await devicesOf(seller, license.id), []);
+    // At the limits, accepted.
+    const longest = { key, hwuid: 'a', name: 'n'.repeat(100), platform: 'p'.repeat(50) };
+    assert.equal((await verify(longest)).expect(200).body.valid, true);
+    assert.deepEqual(labels(await devicesOf(seller, license.id)), [['a', 'n'.repeat(100), 'p'.repeat(50)]]);
+  });
+});
+
 describe('odd input and races', () => {
   test('dates that are not real instants between 1970 and 9999 answer 400, never 500', async () => {
     const seller = await sellerWithApp(server);

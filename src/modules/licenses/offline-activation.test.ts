@@ -171,7 +171,13 @@ describe('offline activation', () => {
     await hand(5);
     const held = await devicesOf(seller, license.id);
     assert.deepEqual(held.devices, [
-      { hwuid: 'air-1', activatedAt: held.devices[0]?.activatedAt, offlineUntil: longer },
+      {
+        hwuid: 'air-1',
+        name: null,
+        platform: null,
+        activatedAt: held.devices[0]?.activatedAt,
+        offlineUntil: longer,
+      },
     ]);
     (
       await server.api.delete(`/apps/${seller.appId}/licenses/${license.id}/devices/air-1`, {

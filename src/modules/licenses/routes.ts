@@ -1,10 +1,11 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { type IdempotentAnswer, idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
-import { perMinute } from '../../platform/http/rate-limit.js';
+import { overNameLimit, perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { AppParams } from '../apps/index.js';
+import { verifyKeyLimitCeiling } from './key-rate-limit.js';
 import { verificationLimitKey } from './license-key.js';
 import {
   CheckinResult,
@@ -295,8 +296,11 @@ export function registerVerificationRoutes(
   limits: { verifyRateLimit: number; verifyKeyRateLimit: number },
 ): void {
   // Per license key too, however it is typed, so one key cannot be hammered from many addresses.
+  // A floating license's seats raise its limit (key-rate-limit.ts): past the plain limit, the
+  // verification judges once it has looked the license up.
   const perKey = perMinute(limits.verifyRateLimit, {
     max: limits.verifyKeyRateLimit,
+    ceiling: verifyKeyLimitCeiling(limits.verifyKeyRateLimit),
     name: (request) => verificationLimitKey(request.body),
   });
   const perAddress = perMinute(limits.verifyRateLimit);
@@ -314,7 +318,7 @@ export function registerVerificationRoutes(
     // Not async: an answer from memory is sent at once; a promise (a read, a token) when it settles.
     handler: (request, reply) => {
       reply.header('cache-control', NO_STORE);
-      return verification.verify(request.body);
+      return verification.verify(request.body, overNameLimit(request, reply));
     },
   });
 
@@ -330,7 +334,7 @@ export function registerVerificationRoutes(
     },
     handler: (request, reply) => {
       reply.header('cache-control', NO_STORE);
-      return verification.validateHardware(request.body);
+      return verification.validateHardware(request.body, overNameLimit(request, reply));
     },
   });
 
@@ -345,7 +349,9 @@ export function registerVerificationRoutes(
       response: { 200: VerificationResult },
     },
     handler: async (request, reply) =>
-      reply.header('cache-control', NO_STORE).send(await verification.checkout(request.body)),
+      reply
+        .header('cache-control', NO_STORE)
+        .send(await verification.checkout(request.body, overNameLimit(request, reply))),
   });
 
   app.post('/licenses/usage', {
@@ -365,6 +371,7 @@ export function registerVerificationRoutes(
           await verification.consumeUsage(
             request.body,
             idempotentAnswer(request) as IdempotentAnswer<UsageResultType> | undefined,
+            overNameLimit(request, reply),
           ),
         ),
   });
@@ -380,7 +387,9 @@ export function registerVerificationRoutes(
       response: { 200: CheckinResult },
     },
     handler: async (request, reply) =>
-      reply.header('cache-control', NO_STORE).send(await verification.checkin(request.body)),
+      reply
+        .header('cache-control', NO_STORE)
+        .send(await verification.checkin(request.body, overNameLimit(request, reply))),
   });
 
   app.post('/licenses/introspect', {

@@ -176,6 +176,9 @@ export const LicenseList = Type.Object({
 
 export const Device = Type.Object({
   hwuid: Type.String(),
+  /** What the client software last said the device is, and runs on; null until it said. */
+  name: Nullable(Type.String()),
+  platform: Nullable(Type.String()),
   activatedAt: Timestamp,
   offlineUntil: Nullable(
     Type.String({
@@ -185,7 +188,13 @@ export const Device = Type.Object({
     }),
   ),
 });
-export const Seat = Type.Object({ hwuid: Type.String(), acquiredAt: Timestamp, leaseExpiresAt: Timestamp });
+export const Seat = Type.Object({
+  hwuid: Type.String(),
+  name: Nullable(Type.String()),
+  platform: Nullable(Type.String()),
+  acquiredAt: Timestamp,
+  leaseExpiresAt: Timestamp,
+});
 export const SeatList = Type.Object({
   seats: Type.Array(Seat),
   total: Type.Integer(),
@@ -208,6 +217,29 @@ const CheckIn = Type.Optional(
       'Default true: this call is the client’s online check-in. false asks without checking in: a license past its check-in deadline then answers check_in_overdue',
   }),
 );
+/**
+ * Printable text with no space at either end: what a person reads in a device list. The pattern
+ * matches in linear time whatever the length sent (it is tested before maxLength refuses).
+ */
+const deviceText = (max: number) =>
+  Type.String({
+    minLength: 1,
+    maxLength: max,
+    pattern: '^[^\\s\\x00-\\x1f\\x7f](?:[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$',
+    errorMessage: `must be 1 to ${max} printable characters, with no space at either end`,
+  });
+/**
+ * What the client says the device is ("Ana's MacBook") and runs on ("macOS 15"), sent with the
+ * hwuid; stored with the device or seat and replaced when a later call sends another.
+ */
+export const DeviceLabel = {
+  name: Type.Optional(deviceText(100)),
+  platform: Type.Optional(deviceText(50)),
+};
+export interface DeviceLabelInput {
+  name?: string;
+  platform?: string;
+}
 
 export const VerifyBody = Type.Object(
   {
@@ -215,6 +247,7 @@ export const VerifyBody = Type.Object(
     hwuid: Type.Optional(Hwuid),
     appId: Type.Optional(Uuid),
     checkIn: CheckIn,
+    ...DeviceLabel,
   },
   { additionalProperties: false },
 );
@@ -224,10 +257,14 @@ export const ValidateHardwareBody = Type.Object(
     hwuid: Hwuid,
     appId: Type.Optional(Uuid),
     checkIn: CheckIn,
+    ...DeviceLabel,
   },
   { additionalProperties: false },
 );
-/** Checkout (take or keep a seat) and checkin (give it back) name the device the same way. */
+/**
+ * Checkout (take or keep a seat) and checkin (give it back) name the device the same way; checkin
+ * takes the label too, so a client may send one body to both, and ignores it.
+ */
 export const SeatBody = ValidateHardwareBody;
 
 export const VERIFY_CODES = [

@@ -2,10 +2,10 @@ import type { Executor } from '../../platform/db/database.js';
 import { type EventType, recordEvent } from '../events/index.js';
 
 /**
- * Why a seat was given back, in `license.seat.released`: the device checked in, or the seller
- * released it.
+ * Why a seat was given back, in `license.seat.released`: the device checked in, the seller
+ * released it, or the buyer did in the portal.
  */
-export type SeatReleaseReason = 'checkin' | 'seller';
+export type SeatReleaseReason = 'checkin' | 'seller' | 'buyer';
 
 /** A seat event, in the transaction that took or gave back the seat (outbox). */
 export async function recordSeatEvent(
@@ -13,7 +13,7 @@ export async function recordSeatEvent(
   type: Extract<EventType, 'license.seat.acquired' | 'license.seat.released'>,
   license: { id: string; key: string; app_id: string; user_id: string; product_id: string | null },
   now: Date,
-  seat: Record<string, string>,
+  seat: Record<string, string | null>,
 ) {
   await recordEvent(trx, {
     type,

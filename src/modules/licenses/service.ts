@@ -95,6 +95,23 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
     log.info({ licenseId, hwuid }, 'license.device.released');
   }
 
+  /** Frees a live seat at once, with license.seat.released; 404 when the device holds none. */
+  async function releaseHeldSeat(licenseId: string, hwuid: string, reason: SeatReleaseReason): Promise<void> {
+    const now = clock.now();
+    const released = await db.transaction().execute(async (trx) => {
+      const locked = await store.lockLicense(trx, licenseId);
+      if (!locked || !(await store.releaseSeat(trx, locked.id, hwuid, now))) return false;
+      await recordSeatEvent(trx, 'license.seat.released', locked, now, {
+        hwuid,
+        releasedAt: now.toISOString(),
+        reason,
+      });
+      return true;
+    });
+    if (!released) throw notFound('Seat');
+    log.info({ licenseId, reason }, 'license.seat.released');
+  }
+
   /** A seller's status move, refused with 409 when the license is not in a state it may leave. */
   async function move(
     principal: Principal,
@@ -424,6 +441,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       return {
         devices: rows.map((d) => ({
           hwuid: d.hwuid,
+          name: d.name,
+          platform: d.platform,
           activatedAt: iso(d.activated_at),
           offlineUntil: d.offline_until && d.offline_until > clock.now() ? iso(d.offline_until) : null,
         })),
@@ -438,6 +457,8 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
       return {
         seats: rows.map((seat) => ({
           hwuid: seat.hwuid,
+          name: seat.name,
+          platform: seat.platform,
           acquiredAt: iso(seat.acquired_at),
           leaseExpiresAt: iso(seat.lease_expires_at),
         })),
@@ -488,20 +509,15 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
      */
     async releaseSeat(principal: Principal, appId: string, licenseId: string, hwuid: string) {
       const license = await requireLicense(principal, appId, licenseId);
-      const now = clock.now();
-      const released = await db.transaction().execute(async (trx) => {
-        const locked = await store.lockLicense(trx, license.id);
-        if (!locked || !(await store.releaseSeat(trx, locked.id, hwuid, now))) return false;
-        await recordSeatEvent(trx, 'license.seat.released', locked, now, {
-          hwuid,
-          releasedAt: now.toISOString(),
-          reason: 'seller' satisfies SeatReleaseReason,
-        });
-        return true;
-      });
-      if (!released) throw notFound('Seat');
-      log.info({ licenseId: license.id }, 'license.seat.released');
+      await releaseHeldSeat(license.id, hwuid, 'seller');
     },
+
+    /**
+     * The buyer gives a seat back in the portal, on a license the caller has already matched to
+     * its buyer: as the seller's release, reason buyer, with no allowance to use up (a seat
+     * lapses by itself, and maxSeats holds whoever takes it next). 404 when no live seat.
+     */
+    releaseBuyerSeat: (licenseId: string, hwuid: string) => releaseHeldSeat(licenseId, hwuid, 'buyer'),
 
     async releaseDevice(principal: Principal, appId: string, licenseId: string, hwuid: string) {
       const license = await requireLicense(principal, appId, licenseId);

@@ -8,7 +8,21 @@ import { newId } from '../../platform/ids.js';
 import { EVENTS_RECORDED_CHANNEL } from '../events/index.js';
 import { type LicenseTerms, NO_TERMS, type UsesResetInterval } from '../products/index.js';
 import { givenBuyerAddress, normalizeBuyerAddress, storedBuyerAddress } from './buyer-address.js';
-import type { LicenseFilter } from './schemas.js';
+import type { DeviceLabelInput, LicenseFilter } from './schemas.js';
+
+/** A device's label as stored: what its client last said it is and runs on (null: never said). */
+export interface DeviceLabel {
+  name: string | null;
+  platform: string | null;
+}
+
+/** Whether a call's label says something the stored one does not (a field not sent says nothing). */
+export function relabels(stored: DeviceLabel, sent: DeviceLabelInput): boolean {
+  return (
+    (sent.name !== undefined && sent.name !== stored.name) ||
+    (sent.platform !== undefined && sent.platform !== stored.platform)
+  );
+}
 
 export function insertLicense(
   executor: Executor,
@@ -201,17 +215,16 @@ const verificationLookup = preparedStatement('license_verification_many', ['keys
       'asked.key',
       'l.key',
     )
-    .select((eb) => [
+    // At most one row: (license_id, hwuid) is the primary key. Its label comes along so a call
+    // sending another can be told apart without a second read.
+    .leftJoin('license_devices as d', (join) =>
+      join.onRef('d.license_id', '=', 'l.id').onRef('d.hwuid', '=', 'asked.hwuid'),
+    )
+    .select([
       'asked.n',
-      eb
-        .exists(
-          eb
-            .selectFrom('license_devices as d')
-            .select('d.hwuid')
-            .whereRef('d.license_id', '=', 'l.id')
-            .whereRef('d.hwuid', '=', 'asked.hwuid'),
-        )
-        .as('device_bound'),
+      sql<boolean>`d.hwuid is not null`.as('device_bound'),
+      'd.name as device_name',
+      'd.platform as device_platform',
     ]),
 );
 
@@ -237,6 +250,9 @@ const VERIFICATION_COLUMNS = [
   'l.uses',
   'l.uses_reset_interval',
   'l.uses_period_start',
+  // For the per-key verify limit, which scales with seats (key-rate-limit.ts).
+  'l.max_seats',
+  'l.lease_seconds',
   'p.features as product_features',
   'u.tier',
 ] as const;
@@ -294,7 +310,7 @@ const refreshDevices = preparedStatement(
         )`.as('asked'),
         (join) => join.onRef('asked.license_id', '=', 'd.license_id').onRef('asked.hwuid', '=', 'd.hwuid'),
       )
-      .select(['d.license_id', 'd.hwuid']),
+      .select(['d.license_id', 'd.hwuid', 'd.name', 'd.platform']),
 );
 
 /**
@@ -309,6 +325,7 @@ export async function activateDevice(
   now: Date,
   /** On a trial license: the product whose one trial per device this device takes. */
   trialOf: string | null = null,
+  label: DeviceLabelInput = {},
 ): Promise<'activated' | 'full' | 'already_bound' | 'trial_used'> {
   return executor
     .transaction()
@@ -336,7 +353,13 @@ export async function activateDevice(
       }
       const device = await trx
         .insertInto('license_devices')
-        .values({ license_id: licenseId, hwuid, activated_at: now })
+        .values({
+          license_id: licenseId,
+          hwuid,
+          activated_at: now,
+          name: label.name ?? null,
+          platform: label.platform ?? null,
+        })
         .onConflict((oc) => oc.columns(['license_id', 'hwuid']).doNothing())
         .returning('hwuid')
         .executeTakeFirst();
@@ -358,10 +381,39 @@ export async function activateDevice(
 /** Thrown to roll back a trial activation that found no place (see activateDevice). */
 const NO_PLACE = new Error('no device place');
 
+/**
+ * Gives a bound device the label its client sent, in one statement that writes only what
+ * differs (a field not sent keeps its value). Verification calls it only when the label it knows
+ * differs, so a device that keeps saying the same costs no write.
+ */
+export async function relabelDevice(
+  executor: Executor,
+  licenseId: string,
+  hwuid: string,
+  label: DeviceLabelInput,
+): Promise<void> {
+  await executor
+    .updateTable('license_devices')
+    .set(labelChanges(label))
+    .where('license_id', '=', licenseId)
+    .where('hwuid', '=', hwuid)
+    .where(labelDiffers(label))
+    .execute();
+}
+
+const labelChanges = (label: DeviceLabelInput) => ({
+  ...(label.name !== undefined ? { name: label.name } : {}),
+  ...(label.platform !== undefined ? { platform: label.platform } : {}),
+});
+
+const labelDiffers = (label: DeviceLabelInput) =>
+  sql<boolean>`((${label.name ?? null}::text is not null and name is distinct from ${label.name ?? null})
+    or (${label.platform ?? null}::text is not null and platform is distinct from ${label.platform ?? null}))`;
+
 export function listDevices(executor: Executor, licenseId: string) {
   return executor
     .selectFrom('license_devices')
-    .select(['hwuid', 'activated_at', 'offline_until'])
+    .select(['hwuid', 'name', 'platform', 'activated_at', 'offline_until'])
     .where('license_id', '=', licenseId)
     .orderBy('activated_at')
     .orderBy('hwuid')
@@ -552,14 +604,25 @@ export async function holdSeat(
   now: Date,
   leaseExpiresAt: Date,
   renewing: boolean,
+  label: DeviceLabelInput = {},
 ) {
+  // The label rides on the write a heartbeat makes anyway; a field not sent keeps its value.
   await trx
     .insertInto('license_seats')
-    .values({ license_id: licenseId, hwuid, acquired_at: now, lease_expires_at: leaseExpiresAt })
+    .values({
+      license_id: licenseId,
+      hwuid,
+      acquired_at: now,
+      lease_expires_at: leaseExpiresAt,
+      name: label.name ?? null,
+      platform: label.platform ?? null,
+    })
     .onConflict((oc) =>
       oc.columns(['license_id', 'hwuid']).doUpdateSet({
         lease_expires_at: leaseExpiresAt,
         ...(renewing ? {} : { acquired_at: now }),
+        ...(label.name !== undefined ? { name: label.name } : {}),
+        ...(label.platform !== undefined ? { platform: label.platform } : {}),
       }),
     )
     .execute();
@@ -576,23 +639,38 @@ export async function releaseSeat(trx: Executor, licenseId: string, hwuid: strin
   return removed !== undefined && removed.lease_expires_at > now;
 }
 
-/** When this device's live seat lapses, or undefined when it holds none. */
-export async function seatLease(executor: Executor, licenseId: string, hwuid: string, now: Date) {
-  const row = await executor
+/** This device's live seat: when it lapses, and its label; undefined when it holds none. */
+export function seatLease(executor: Executor, licenseId: string, hwuid: string, now: Date) {
+  return executor
     .selectFrom('license_seats')
-    .select('lease_expires_at')
+    .select(['lease_expires_at', 'name', 'platform'])
     .where('license_id', '=', licenseId)
     .where('hwuid', '=', hwuid)
     .where('lease_expires_at', '>', now)
     .executeTakeFirst();
-  return row?.lease_expires_at;
+}
+
+/** Gives a held seat the label its client sent, writing only what differs (as relabelDevice). */
+export async function relabelSeat(
+  executor: Executor,
+  licenseId: string,
+  hwuid: string,
+  label: DeviceLabelInput,
+): Promise<void> {
+  await executor
+    .updateTable('license_seats')
+    .set(labelChanges(label))
+    .where('license_id', '=', licenseId)
+    .where('hwuid', '=', hwuid)
+    .where(labelDiffers(label))
+    .execute();
 }
 
 /** The live seats of a license, oldest first. */
 export function listSeats(executor: Executor, licenseId: string, now: Date) {
   return executor
     .selectFrom('license_seats')
-    .select(['hwuid', 'acquired_at', 'lease_expires_at'])
+    .select(['hwuid', 'name', 'platform', 'acquired_at', 'lease_expires_at'])
     .where('license_id', '=', licenseId)
     .where('lease_expires_at', '>', now)
     .orderBy('acquired_at')
@@ -716,7 +794,7 @@ export async function endTrialsFor(
   const trialIds = ended.map((row) => row.id);
   const moved = await executor
     .insertInto('license_devices')
-    .columns(['license_id', 'hwuid', 'activated_at'])
+    .columns(['license_id', 'hwuid', 'activated_at', 'name', 'platform'])
     .expression((eb) =>
       eb
         .selectFrom('license_devices')
@@ -724,6 +802,8 @@ export async function endTrialsFor(
           sql<string>`${paid.id}::uuid`.as('license_id'),
           'hwuid',
           s.fn.min('activated_at').as('activated_at'),
+          s.fn.max('name').as('name'),
+          s.fn.max('platform').as('platform'),
         ])
         .where('license_id', 'in', trialIds)
         .groupBy('hwuid'),

@@ -11,8 +11,9 @@ import * as store from './store.js';
 /**
  * The verification cache, one per node, used by verification.ts for every lookup of a key (it
  * reads the store itself on a miss). It holds what verification decides with (status, expiry,
- * e-mail, metadata, device limit, features and the product's, whether it floats, app, seller and
- * tier, and the devices seen bound; never seats, which are read each time) for recently
+ * e-mail, metadata, device limit, features and the product's, whether it floats and its seats and
+ * lease (for the per-key limit), app, seller and tier, and the devices seen bound with their
+ * labels; never seats held, which are read each time) for recently
  * verified licenses, keyed by a digest of the canonical key (keys are not kept), so a repeat
  * verify of a known key and device reads nothing. Unknown keys are not held.
  *
@@ -28,7 +29,10 @@ import * as store from './store.js';
  * calls `forget…` itself (after its commit where it owns the transaction), so its own next answer
  * is already fresh. A device binding is not
  * announced: it only adds, and a node that has not seen a device bound asks the database. Licenses
- * are never deleted, and an app with licenses cannot be. Token revocation is not held here:
+ * are never deleted, and an app with licenses cannot be. A device's label (name, platform) is not
+ * announced either: the node that writes it updates its own entry (`relabeled`), and another node
+ * holding the old label at worst sends one write that changes nothing before it learns the new
+ * one, or reads it in the background refresh. Token revocation is not held here:
  * introspection always reads the live state.
  *
  * A lost channel: the moment the listener's connection breaks no entry answers as fresh any more
@@ -89,20 +93,23 @@ export const SELLER_CHANGED = 'seller_changed';
 /** A license as verification reads it, without the per-request device answer. */
 export type LicenseState = Omit<
   NonNullable<Awaited<ReturnType<typeof store.findManyForVerification>>[number]>,
-  'device_bound'
+  'device_bound' | 'device_name' | 'device_platform'
 >;
 
 /** A license found for a key, and whether the device asked about is bound to it. */
 export interface Found {
   state: LicenseState;
   deviceBound: boolean;
+  /** The bound device's label as last known; null when the device is not bound. */
+  label: store.DeviceLabel | null;
   /** Where and since when the database was read, for `bound`; null when answered from memory. */
   read: { digest: string; since: number } | null;
 }
 
 interface Entry {
   state: LicenseState;
-  devices: Set<string>;
+  /** Devices seen bound, with their labels. */
+  devices: Map<string, store.DeviceLabel>;
   until: number;
   /** When it was last read or answered from: kept warm for KEEP_WARM_MS after. */
   usedAt: number;
@@ -115,7 +122,8 @@ function answersFor(entry: Entry, hwuid: string | null): boolean {
 
 /** The answer memory gives: nothing read, so nothing for `bound` to remember. */
 function fromMemory(entry: Entry, hwuid: string | null): Found {
-  return { state: entry.state, deviceBound: hwuid !== null, read: null };
+  const label = hwuid === null ? null : (entry.devices.get(hwuid) ?? null);
+  return { state: entry.state, deviceBound: hwuid !== null, label, read: null };
 }
 
 /** Who was invalidated at one epoch: a license, a seller's licenses, or (neither) everything. */
@@ -248,7 +256,7 @@ export function createVerificationCache({
     since: number,
     state: LicenseState,
     hwuid: string | null,
-    bound: boolean,
+    label: store.DeviceLabel | null,
   ): void {
     const known = entries.get(digest);
     if (!listening) {
@@ -258,13 +266,13 @@ export function createVerificationCache({
         return;
       }
       known.state = state;
-      if (hwuid !== null) setDevice(known.devices, hwuid, bound);
+      if (hwuid !== null) setDevice(known.devices, hwuid, label);
       return;
     }
     if (invalidatedSince(since, state)) return;
     const kept = known && known.state.id === state.id && known.until > now() ? known : null;
-    const devices = new Set(kept?.devices);
-    if (hwuid !== null) setDevice(devices, hwuid, bound);
+    const devices = new Map(kept?.devices);
+    if (hwuid !== null) setDevice(devices, hwuid, label);
     drop(digest);
     entries.set(digest, { state, devices, until: kept?.until ?? now() + TTL_MS, usedAt: now() });
     digestOfLicense.set(state.id, digest);
@@ -322,7 +330,7 @@ export function createVerificationCache({
   async function refreshBatch(batch: [string, Entry][]): Promise<number> {
     const since = epoch;
     const devices = batch.flatMap(([, entry]) =>
-      [...entry.devices].map((hwuid) => ({ licenseId: entry.state.id, hwuid })),
+      [...entry.devices.keys()].map((hwuid) => ({ licenseId: entry.state.id, hwuid })),
     );
     const read = await store.refreshForVerification(
       db,
@@ -330,7 +338,12 @@ export function createVerificationCache({
       devices,
     );
     const states = new Map(read.states.map((state) => [state.id, state]));
-    const bound = new Set(read.bound.map((device) => `${device.license_id} ${device.hwuid}`));
+    const bound = new Map(
+      read.bound.map((device) => [
+        `${device.license_id} ${device.hwuid}`,
+        { name: device.name, platform: device.platform },
+      ]),
+    );
     let refreshed = 0;
     for (const [digest, entry] of batch) {
       if (entries.get(digest) !== entry) continue;
@@ -343,7 +356,12 @@ export function createVerificationCache({
       }
       const { key: _key, ...state } = row;
       entry.state = state;
-      entry.devices = new Set([...entry.devices].filter((hwuid) => bound.has(`${state.id} ${hwuid}`)));
+      const devices = new Map<string, store.DeviceLabel>();
+      for (const hwuid of entry.devices.keys()) {
+        const label = bound.get(`${state.id} ${hwuid}`);
+        if (label) devices.set(hwuid, label);
+      }
+      entry.devices = devices;
       entry.until = now() + TTL_MS;
       refreshed++;
     }
@@ -355,9 +373,14 @@ export function createVerificationCache({
     return entry.until + outageGraceMs > at;
   }
 
-  function setDevice(devices: Set<string>, hwuid: string, bound: boolean): void {
-    if (!bound) devices.delete(hwuid);
-    else if (devices.size < MAX_DEVICES_PER_ENTRY) devices.add(hwuid);
+  /** Remembers a device bound with its label, or forgets it (label null: not bound). */
+  function setDevice(
+    devices: Map<string, store.DeviceLabel>,
+    hwuid: string,
+    label: store.DeviceLabel | null,
+  ): void {
+    if (!label) devices.delete(hwuid);
+    else if (devices.size < MAX_DEVICES_PER_ENTRY || devices.has(hwuid)) devices.set(hwuid, label);
   }
 
   /**
@@ -383,9 +406,10 @@ export function createVerificationCache({
       drop(digest);
       return null;
     }
-    const { device_bound, ...state } = row;
-    remember(digest, since, state, hwuid, Boolean(device_bound));
-    return { state, deviceBound: Boolean(device_bound), read: { digest, since } };
+    const { device_bound, device_name, device_platform, ...state } = row;
+    const label = device_bound ? { name: device_name, platform: device_platform } : null;
+    remember(digest, since, state, hwuid, label);
+    return { state, deviceBound: Boolean(device_bound), label, read: { digest, since } };
   }
 
   /** The entry that answers for `digest` and `hwuid` while the database is away, if one may. */
@@ -458,8 +482,17 @@ export function createVerificationCache({
     },
 
     /** Remembers a device this node just bound, unless the license changed since it was read. */
-    bound(found: Found, hwuid: string): void {
-      if (found.read) remember(found.read.digest, found.read.since, found.state, hwuid, true);
+    bound(found: Found, hwuid: string, label: store.DeviceLabel): void {
+      if (found.read) remember(found.read.digest, found.read.since, found.state, hwuid, label);
+    },
+
+    /**
+     * Remembers the label this node just wrote for a bound device, on the entry that holds the
+     * license under this key (if any still does).
+     */
+    relabeled(canonicalKey: string, licenseId: string, hwuid: string, label: store.DeviceLabel): void {
+      const entry = entries.get(hash('sha256', canonicalKey, 'base64url'));
+      if (entry && entry.state.id === licenseId && entry.devices.has(hwuid)) entry.devices.set(hwuid, label);
     },
 
     /** Sent inside the transaction that changes what a license verifies as. */

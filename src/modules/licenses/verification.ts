@@ -5,6 +5,7 @@ import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js
 import { notFound } from '../../platform/errors.js';
 import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
+import type { NameLimitExcess } from '../../platform/http/rate-limit.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import {
@@ -14,9 +15,16 @@ import {
   verificationTierOf,
 } from '../license-tokens/index.js';
 import { effectiveFeatures } from './entitlements.js';
+import { verifyKeyLimit } from './key-rate-limit.js';
 import { normalizeLicenseKey } from './license-key.js';
 import { clientStatus, effectiveStatus, grantsUse, keepsAccess } from './license-status.js';
-import type { UsageCode, UsageResultType, VerificationResultType, VerifyCode } from './schemas.js';
+import type {
+  DeviceLabelInput,
+  UsageCode,
+  UsageResultType,
+  VerificationResultType,
+  VerifyCode,
+} from './schemas.js';
 import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
 import * as store from './store.js';
 import {
@@ -43,7 +51,7 @@ export interface VerificationDeps {
    * Every lookup of a key goes through it; it reads the store on a miss, and while the database
    * is away answers what it held (within its outage grace) or throws the failure (503).
    */
-  cache: Pick<VerificationCache, 'find' | 'bound'>;
+  cache: Pick<VerificationCache, 'find' | 'bound' | 'relabeled'>;
   /** Counts answers by code ('valid' when undefined) for the metrics; in memory only. */
   outcomes?: (code: VerifyCode | undefined) => void;
 }
@@ -126,13 +134,23 @@ export function createVerification({
     return notFoundResult;
   };
 
-  function lookup(key: string, hwuid: string | null, appId: string | undefined): Later<Found | null> {
+  function lookup(
+    key: string,
+    hwuid: string | null,
+    appId: string | undefined,
+    excess?: NameLimitExcess,
+  ): Later<Found | null> {
     const canonical = normalizeLicenseKey(key);
     if (!canonical) return null;
     const found = cache.find(canonical, hwuid);
-    // A key of another app answers exactly like a key that does not exist.
-    if (appId === undefined) return found;
-    return andThen(found, (known) => (known && known.state.app_id === appId ? known : null));
+    if (appId === undefined && excess === undefined) return found;
+    return andThen(found, (known) => {
+      // A key of another app answers exactly like a key that does not exist.
+      const mine = known && (appId === undefined || known.state.app_id === appId) ? known : null;
+      // Past the plain per-key limit: only a floating license's seats allow more.
+      if (excess && excess.count > verifyKeyLimit(mine?.state, excess.max)) excess.refuse();
+      return mine;
+    });
   }
 
   /**
@@ -279,29 +297,55 @@ export function createVerification({
    * Verify and validate-hardware on a floating license take no seat: valid only for a device
    * holding a live seat, with a token that ends with its lease. Always read from the database.
    */
-  async function seatHolder(found: LicenseState, hwuid: string | null, now: Date) {
-    const lease = hwuid === null ? undefined : await store.seatLease(db, found.id, hwuid, now);
-    return lease
-      ? answer(found, { hwBound: true, leaseExpiresAt: lease }, now)
-      : answer(found, { code: 'seat_required', hwBound: false }, now);
+  async function seatHolder(found: LicenseState, hwuid: string | null, label: DeviceLabelInput, now: Date) {
+    const seat = hwuid === null ? undefined : await store.seatLease(db, found.id, hwuid, now);
+    if (!seat || hwuid === null) return answer(found, { code: 'seat_required', hwBound: false }, now);
+    // A write only when the client says something new about the device.
+    if (store.relabels(seat, label)) await store.relabelSeat(db, found.id, hwuid, label);
+    return answer(found, { hwBound: true, leaseExpiresAt: seat.lease_expires_at }, now);
   }
 
-  /** Verify once the license is known: from memory, unless a device is to be bound. */
+  /**
+   * A bound device whose client sends another name or platform: written (only what differs),
+   * then remembered, so the same label sent again costs nothing.
+   */
+  async function relabel(
+    canonicalKey: string,
+    lookedUp: Found & { label: store.DeviceLabel },
+    hwuid: string,
+    sent: DeviceLabelInput,
+    now: Date,
+  ): Promise<VerificationResultType> {
+    const found = lookedUp.state;
+    await store.relabelDevice(db, found.id, hwuid, sent);
+    cache.relabeled(canonicalKey, found.id, hwuid, {
+      name: sent.name ?? lookedUp.label.name,
+      platform: sent.platform ?? lookedUp.label.platform,
+    });
+    return answer(found, { hwBound: true }, now);
+  }
+
+  /** Verify once the license is known: from memory, unless a device is to be bound or relabeled. */
   function verifyFound(
     lookedUp: Found | null,
     hwuid: string | null,
-    checkIn: boolean,
+    input: { key: string; checkIn?: boolean } & DeviceLabelInput,
   ): Later<VerificationResultType> {
     if (!lookedUp) return unknownKey();
     const found = lookedUp.state;
     const now = clock.now();
     if (!usable(found, now)) return answer(found, { hwBound: false }, now);
-    return afterCheckIn(found, checkIn, now, () => bindOrAnswer(lookedUp, hwuid, now));
+    return afterCheckIn(found, input.checkIn ?? true, now, () => bindOrAnswer(lookedUp, hwuid, input, now));
   }
 
-  function bindOrAnswer(lookedUp: Found, hwuid: string | null, now: Date): Later<VerificationResultType> {
-    const { state: found, deviceBound } = lookedUp;
-    if (found.floating) return seatHolder(found, hwuid, now);
+  function bindOrAnswer(
+    lookedUp: Found,
+    hwuid: string | null,
+    input: { key: string } & DeviceLabelInput,
+    now: Date,
+  ): Later<VerificationResultType> {
+    const { state: found, deviceBound, label } = lookedUp;
+    if (found.floating) return seatHolder(found, hwuid, input, now);
     if (hwuid === null) {
       return answer(
         found,
@@ -309,20 +353,32 @@ export function createVerification({
         now,
       );
     }
-    if (deviceBound) return answer(found, { hwBound: true }, now);
+    if (deviceBound) {
+      if (label && store.relabels(label, input)) {
+        return relabel(canonicalKeyOf(input.key), { ...lookedUp, label }, hwuid, input, now);
+      }
+      return answer(found, { hwBound: true }, now);
+    }
     // Past its expiry a license keeping access keeps the devices it had, and binds no new one.
     if (keepsAccess(found, now)) return answer(found, { code: 'license_expired', hwBound: false }, now);
-    return activate(lookedUp, hwuid, now);
+    return activate(lookedUp, hwuid, input, now);
   }
+
+  const canonicalKeyOf = (key: string) => normalizeLicenseKey(key) as string;
 
   /**
    * Binding stays a conditional write in the database; only its outcome is remembered. A trial
    * binds a device only if that device has had no other trial of the product.
    */
-  async function activate(lookedUp: Found, hwuid: string, now: Date): Promise<VerificationResultType> {
+  async function activate(
+    lookedUp: Found,
+    hwuid: string,
+    label: DeviceLabelInput,
+    now: Date,
+  ): Promise<VerificationResultType> {
     const found = lookedUp.state;
     const trialOf = found.status === 'trial' ? found.product_id : null;
-    const activation = await store.activateDevice(db, found.id, hwuid, now, trialOf);
+    const activation = await store.activateDevice(db, found.id, hwuid, now, trialOf, label);
     if (activation === 'trial_used') {
       log.info({ licenseId: found.id }, 'license.verify.trial_device_refused');
       return answer(found, { code: 'trial_already_used', hwBound: false }, now);
@@ -331,7 +387,8 @@ export function createVerification({
       log.info({ licenseId: found.id }, 'license.verify.device_refused');
       return answer(found, { code: 'device_limit_reached', hwBound: false }, now);
     }
-    cache.bound(lookedUp, hwuid);
+    // Bound here, or by a concurrent request of the same device (which sent the same label).
+    cache.bound(lookedUp, hwuid, { name: label.name ?? null, platform: label.platform ?? null });
     log.info({ licenseId: found.id }, 'license.device.activated');
     return answer(found, { hwBound: true }, now);
   }
@@ -339,19 +396,19 @@ export function createVerification({
   function validateFound(
     lookedUp: Found | null,
     hwuid: string,
-    checkIn: boolean,
+    input: { key: string; checkIn?: boolean } & DeviceLabelInput,
   ): Later<VerificationResultType> {
     if (!lookedUp) return unknownKey();
-    const { state: found, deviceBound } = lookedUp;
+    const { state: found, deviceBound, label } = lookedUp;
     const now = clock.now();
     if (!usable(found, now)) return answer(found, { hwBound: false }, now);
-    return afterCheckIn(found, checkIn, now, () => {
-      if (found.floating) return seatHolder(found, hwuid, now);
-      return answer(
-        found,
-        deviceBound ? { hwBound: true } : { code: 'device_not_bound', hwBound: false },
-        now,
-      );
+    return afterCheckIn(found, input.checkIn ?? true, now, () => {
+      if (found.floating) return seatHolder(found, hwuid, input, now);
+      if (!deviceBound) return answer(found, { code: 'device_not_bound', hwBound: false }, now);
+      if (label && store.relabels(label, input)) {
+        return relabel(canonicalKeyOf(input.key), { ...lookedUp, label }, hwuid, input, now);
+      }
+      return answer(found, { hwBound: true }, now);
     });
   }
 
@@ -366,29 +423,26 @@ export function createVerification({
      * Verifies a key. With a hwuid, a device not yet bound is activated while the license has
      * room; a license with a device limit needs the hwuid. Only an activation writes. A license
      * and device this node knows are answered at once, without a promise, unless a token is
-     * signed.
+     * signed. A name or platform the device's stored label lacks is written as well.
+     * `excess`: the key is past the plain per-key limit, refused unless its seats allow more.
      */
-    verify(input: {
-      key: string;
-      hwuid?: string;
-      appId?: string;
-      checkIn?: boolean;
-    }): Later<VerificationResultType> {
+    verify(
+      input: { key: string; hwuid?: string; appId?: string; checkIn?: boolean } & DeviceLabelInput,
+      excess?: NameLimitExcess,
+    ): Later<VerificationResultType> {
       const hwuid = input.hwuid ?? null;
-      return andThen(lookup(input.key, hwuid, input.appId), (found) =>
-        verifyFound(found, hwuid, input.checkIn ?? true),
+      return andThen(lookup(input.key, hwuid, input.appId, excess), (found) =>
+        verifyFound(found, hwuid, input),
       );
     },
 
     /** Checks a device already bound to the license; never takes a device place. */
-    validateHardware(input: {
-      key: string;
-      hwuid: string;
-      appId?: string;
-      checkIn?: boolean;
-    }): Later<VerificationResultType> {
-      return andThen(lookup(input.key, input.hwuid, input.appId), (found) =>
-        validateFound(found, input.hwuid, input.checkIn ?? true),
+    validateHardware(
+      input: { key: string; hwuid: string; appId?: string; checkIn?: boolean } & DeviceLabelInput,
+      excess?: NameLimitExcess,
+    ): Later<VerificationResultType> {
+      return andThen(lookup(input.key, input.hwuid, input.appId, excess), (found) =>
+        validateFound(found, input.hwuid, input),
       );
     },
 
@@ -397,13 +451,11 @@ export function createVerification({
      * heartbeat), until now + the license's lease. Decided under the license row lock, counting
      * only live leases, so seats never exceed maxSeats and a lapsed lease is free at once.
      */
-    async checkout(input: {
-      key: string;
-      hwuid: string;
-      appId?: string;
-      checkIn?: boolean;
-    }): Promise<VerificationResultType> {
-      const lookedUp = await lookup(input.key, null, input.appId);
+    async checkout(
+      input: { key: string; hwuid: string; appId?: string; checkIn?: boolean } & DeviceLabelInput,
+      excess?: NameLimitExcess,
+    ): Promise<VerificationResultType> {
+      const lookedUp = await lookup(input.key, null, input.appId, excess);
       if (!lookedUp) return unknownKey();
       const found = lookedUp.state;
       const now = clock.now();
@@ -425,10 +477,12 @@ export function createVerification({
         const inUse = await store.seatsInUse(trx, license.id, input.hwuid, now);
         if (!inUse.mine && inUse.others >= license.max_seats) return { kind: 'full' };
         const leaseExpiresAt = new Date(now.getTime() + license.lease_seconds * 1000);
-        await store.holdSeat(trx, license.id, input.hwuid, now, leaseExpiresAt, inUse.mine);
+        await store.holdSeat(trx, license.id, input.hwuid, now, leaseExpiresAt, inUse.mine, input);
         if (!inUse.mine) {
           await recordSeatEvent(trx, 'license.seat.acquired', license, now, {
             hwuid: input.hwuid,
+            name: input.name ?? null,
+            platform: input.platform ?? null,
             acquiredAt: now.toISOString(),
             leaseExpiresAt: leaseExpiresAt.toISOString(),
           });
@@ -464,9 +518,10 @@ export function createVerification({
     async consumeUsage(
       input: { key: string; hwuid?: string; appId?: string; amount: number },
       idempotent?: IdempotentAnswer<UsageResultType>,
+      excess?: NameLimitExcess,
     ): Promise<UsageResultType> {
       const hwuid = input.hwuid ?? null;
-      const lookedUp = await lookup(input.key, hwuid, input.appId);
+      const lookedUp = await lookup(input.key, hwuid, input.appId, excess);
       // A refusal before any write is kept, with a key, when it is sent (idempotency.ts).
       const refused = (code: UsageCode, usage: UsageState | null, now: Date) =>
         usageAnswer(false, code, usage, now);
@@ -524,8 +579,8 @@ export function createVerification({
     },
 
     /** Gives a device's seat back at once (its lease would lapse anyway). */
-    async checkin(input: { key: string; hwuid: string; appId?: string }) {
-      const lookedUp = await lookup(input.key, null, input.appId);
+    async checkin(input: { key: string; hwuid: string; appId?: string }, excess?: NameLimitExcess) {
+      const lookedUp = await lookup(input.key, null, input.appId, excess);
       if (!lookedUp) return { released: false, code: 'license_not_found' as const };
       const found = lookedUp.state;
       if (!found.floating) return { released: false, code: 'not_floating' as const };

@@ -105,6 +105,71 @@ describe(`verification limits (${process.env.REDIS_URL ? 'Redis' : 'in-process'}
   });
 });
 
+describe(`the key limit of a floating license scales with its seats (${process.env.REDIS_URL ? 'Redis' : 'in-process'} counters)`, () => {
+  // The default per-key limit, and no per-address limit to speak of: one office, one address.
+  let office: TestServer;
+  before(async () => {
+    office = await startTestServer({ VERIFY_RATE_LIMIT: '100000', VERIFY_KEY_RATE_LIMIT: '60' });
+  });
+  after(() => office.stop());
+
+  async function license(body: Record<string, unknown>) {
+    const seller = await signUp(office);
+    const app = await createApp(office, seller.token);
+    return (await office.api.post(`/apps/${app.id}/licenses`, body, { token: seller.token })).expect(201)
+      .body;
+  }
+  const call = (route: string, body: Record<string, unknown>) => office.api.post(route, body);
+
+  test('70 devices on a 500-seat license are all answered within the minute; a plain key is refused after 60', async () => {
+    const floating = await license({ floating: true, maxSeats: 500 });
+    const devices = Array.from({ length: 70 }, (_, i) => `office-pc-${i}`);
+    // Each device takes its seat and verifies for a token: 140 calls on one key.
+    for (const route of ['/licenses/checkout', '/licenses/verify']) {
+      const answers = await Promise.all(devices.map((hwuid) => call(route, { key: floating.key, hwuid })));
+      assert.deepEqual(
+        [...new Set(answers.map((answer) => `${answer.status} ${answer.body.valid}`))],
+        ['200 true'],
+        route,
+      );
+    }
+
+    const plain = await license({});
+    for (let i = 0; i < 60; i++) (await call('/licenses/verify', { key: plain.key })).expect(200);
+    const refused = await call('/licenses/verify', { key: plain.key });
+    assertError(refused, 429, 'rate_limited');
+    assert.match(refused.body.error.message, /for this key/);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+  });
+
+  test('past its own limit, maxSeats × 2 a minute (leases of 2 minutes or more), a floating key is refused too', async () => {
+    // 40 seats: 80 calls a minute; 10 seats: 20, so the plain 60 stands.
+    for (const [maxSeats, limit] of [
+      [40, 80],
+      [10, 60],
+    ] as const) {
+      const floating = await license({ floating: true, maxSeats });
+      for (let i = 0; i < limit; i++) {
+        (await call('/licenses/checkout', { key: floating.key, hwuid: `pc-${i % maxSeats}` })).expect(200);
+      }
+      const refused = await call('/licenses/checkout', { key: floating.key, hwuid: 'pc-0' });
+      assertError(refused, 429, 'rate_limited');
+      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+      // Checkin counts on the same key, and is refused as well.
+      assertError(await call('/licenses/checkin', { key: floating.key, hwuid: 'pc-0' }), 429, 'rate_limited');
+    }
+  });
+
+  test('a short lease allows more heartbeats per seat', async () => {
+    // A 60-second lease: a heartbeat every 30 s, doubled: 4 calls per seat a minute, 25 × 4 = 100.
+    const floating = await license({ floating: true, maxSeats: 25, leaseSeconds: 60 });
+    for (let i = 0; i < 100; i++) {
+      (await call('/licenses/checkout', { key: floating.key, hwuid: `pc-${i % 25}` })).expect(200);
+    }
+    assertError(await call('/licenses/checkout', { key: floating.key, hwuid: 'pc-0' }), 429, 'rate_limited');
+  });
+});
+
 describe('verification limits when the shared counters are unreachable', () => {
   let offline: TestServer;
   before(async () => {

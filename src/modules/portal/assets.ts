@@ -16,6 +16,7 @@ code { overflow-wrap: anywhere; word-break: break-all; }
   padding: .5rem 0; border-top: 1px solid var(--line); }
 .device, .orders li > span:first-child { display: flex; flex-direction: column; min-width: 0; flex: 1 1 12rem; }
 .device .note, .orders .note { margin: .1rem 0 0; }
+.device-name { overflow-wrap: anywhere; }
 .order-amount { white-space: nowrap; }
 form.inline { margin: 0; }
 button.small { width: auto; padding: .35rem .9rem; font-size: .9rem; }

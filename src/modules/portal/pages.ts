@@ -17,7 +17,9 @@ export interface PortalView {
     floating: boolean;
     places: string;
     /** offlineUntil: an offline license file holds the device until then, so it cannot be released. */
-    devices: { hwuid: string; activatedAt: Date; offlineUntil: Date | null }[];
+    devices: (DeviceNaming & { activatedAt: Date; offlineUntil: Date | null })[];
+    /** Floating licenses: the seats held now (leases not lapsed). */
+    seats: (DeviceNaming & { acquiredAt: Date; leaseExpiresAt: Date })[];
     releases: ReleaseAllowance;
   }[];
   orders: {
@@ -36,6 +38,13 @@ export interface PortalView {
     currentPeriodEnd: Date;
     canceledAt: Date | null;
   }[];
+}
+
+/** A device as its software named it (name and platform, when it said), and its id. */
+interface DeviceNaming {
+  hwuid: string;
+  name: string | null;
+  platform: string | null;
 }
 
 const STATUS_WORDS: Record<string, string> = {
@@ -152,6 +161,30 @@ function releasesNote(license: PortalView['licenses'][number]): Html | '' {
   }</p>`;
 }
 
+/** The device's name (its id when it has none), its platform, and its id under a name. */
+function deviceNaming(device: DeviceNaming): Html {
+  return html`${device.name ? html`<strong class="device-name">${device.name}</strong>` : html`<code>${device.hwuid}</code>`}${
+    device.platform ? html`<span class="note device-platform">${device.platform}</span>` : ''
+  }${device.name ? html`<span class="note">Device id <code>${device.hwuid}</code></span>` : ''}`;
+}
+
+function seatList(view: PortalView, license: PortalView['licenses'][number]): Html {
+  if (license.seats.length === 0) {
+    return html`<p class="note">No seat is taken now. Seats are taken while the software runs and return by themselves.</p>`;
+  }
+  return html`<p class="note">Seats are taken while the software runs and return by themselves; release one to free it at once.</p>
+<ul class="devices seats">${license.seats.map(
+    (seat) => html`<li>
+<span class="device">${deviceNaming(seat)}<span class="note">Since ${moment(seat.acquiredAt)}</span><span class="note">Held until ${moment(seat.leaseExpiresAt)} unless renewed</span></span>
+<form method="post" action="/portal/licenses/${license.id}/seats/release" class="inline">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<input type="hidden" name="hwuid" value="${seat.hwuid}">
+<button type="submit" class="secondary small">Release</button>
+</form>
+</li>`,
+  )}</ul>`;
+}
+
 function licenseSection(view: PortalView, license: PortalView['licenses'][number]): Html {
   const problem = view.problem?.licenseId === license.id ? view.problem : null;
   const canActivate = !license.floating && license.status === 'Active';
@@ -171,12 +204,12 @@ ${
 }
 ${
   license.floating
-    ? html`<p class="note">Seats are taken while the software runs and return by themselves.</p>`
+    ? seatList(view, license)
     : license.devices.length === 0
       ? html`<p class="note">No device is activated.</p>`
       : html`<ul class="devices">${license.devices.map(
           (device) => html`<li>
-<span class="device"><code>${device.hwuid}</code><span class="note">Activated ${moment(device.activatedAt)}</span>${
+<span class="device">${deviceNaming(device)}<span class="note">Activated ${moment(device.activatedAt)}</span>${
             device.offlineUntil
               ? html`<span class="note offline-hold">License file valid until ${moment(device.offlineUntil)}: can be released from then</span>`
               : ''

@@ -481,6 +481,93 @@ describe('what a signed-in buyer can do', () => {
     assert.equal(again.status, 404);
   });
 
+  test('a buyer sees the seats held on a floating license, named as their software sent them, and releases one', async () => {
+    const seller = await sellerWithApp(server);
+    const tag = uniqueSuffix();
+    (
+      await server.api.post(
+        '/webhooks',
+        { url: `${receiver.url}/seats/${tag}`, events: ['license.seat.released'], appId: seller.appId },
+        { token: seller.token },
+      )
+    ).expect(201);
+    const email = newBuyer();
+    const license = await issueLicense(server, seller, { email, floating: true, maxSeats: 2 });
+    const checkout = async (body: Record<string, string>) =>
+      (await server.api.post('/licenses/checkout', { key: license.key, ...body })).expect(200).body;
+    assert.equal(
+      (await checkout({ hwuid: 'hw-studio', name: 'Studio <iMac>', platform: 'macOS 15' })).valid,
+      true,
+    );
+    assert.equal((await checkout({ hwuid: 'hw-laptop' })).valid, true);
+    assert.equal((await checkout({ hwuid: 'hw-third' })).code, 'no_seat_available');
+
+    const buyer = await signIn(email);
+    const page = await buyer.page();
+    assert.match(page, /Up to 2 devices at once/);
+    assert.ok(page.includes('Studio &lt;iMac&gt;'), 'the name, escaped');
+    assert.match(page, /macOS 15/);
+    assert.match(page, /hw-laptop/);
+    assert.equal(page.match(/\/seats\/release/g)?.length, 2, 'a release form per seat');
+
+    const released = await post(
+      `/portal/licenses/${license.id}/seats/release`,
+      { csrf: await buyer.csrf(), hwuid: 'hw-studio' },
+      buyer.cookie,
+    );
+    assert.equal(released.status, 303);
+    assert.equal(released.headers.get('location'), '/portal?done=seat-released');
+    const after = await (await get('/portal?done=seat-released', buyer.cookie)).text();
+    assert.match(after, /The seat was given back/);
+    assert.ok(!after.includes('Studio &lt;iMac&gt;'));
+    assert.equal((await checkout({ hwuid: 'hw-third' })).valid, true, 'the seat is free for another device');
+    const seats = (
+      await server.api.get(`/apps/${seller.appId}/licenses/${license.id}/seats`, { token: seller.token })
+    ).expect(200).body;
+    assert.deepEqual(seats.seats.map((seat: { hwuid: string }) => seat.hwuid).sort(), [
+      'hw-laptop',
+      'hw-third',
+    ]);
+
+    // No seat held (any more, or ever): 404, nothing changes.
+    for (const hwuid of ['hw-studio', 'nobody']) {
+      const again = await post(
+        `/portal/licenses/${license.id}/seats/release`,
+        { csrf: await buyer.csrf(), hwuid },
+        buyer.cookie,
+      );
+      assert.equal(again.status, 404);
+    }
+    // A seat lapses by itself and leaves the list.
+    clock.advance(601_000);
+    assert.doesNotMatch(await buyer.page(), /hw-laptop/);
+
+    await server.service.modules.deliveryWorker.runOnce();
+    const events = receiver.requests.filter((r) => r.path === `/seats/${tag}`).map((r) => r.json.data);
+    assert.deepEqual(
+      events.map((data) => [data.licenseId, data.hwuid, data.reason]),
+      [[license.id, 'hw-studio', 'buyer']],
+    );
+  });
+
+  test('a buyer sees the name and platform of each device', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const license = await issueLicense(server, seller, { email, maxDevices: 2 });
+    (
+      await server.api.post('/licenses/verify', {
+        key: license.key,
+        hwuid: 'hw-named',
+        name: 'Ana’s MacBook',
+        platform: 'macOS 15',
+      })
+    ).expect(200);
+    const page = await (await signIn(email)).page();
+    assert.match(page, /Ana’s MacBook/);
+    assert.match(page, /macOS 15/);
+    assert.match(page, /hw-named/);
+  });
+
   test('a license file for an offline machine downloads and checks with the SDK', async () => {
     const seller = await sellerWithApp(server);
     const email = newBuyer();
@@ -607,8 +694,15 @@ describe('what a signed-in buyer can do', () => {
     await issueLicense(server, seller, { email: alice });
     const buyer = await signIn(alice);
     const csrf = await buyer.csrf();
+    const bobsFloating = await issueLicense(server, seller, { email: bob, floating: true, maxSeats: 1 });
+    (await server.api.post('/licenses/checkout', { key: bobsFloating.key, hwuid: 'bob-seat' })).expect(200);
     const answers = [
       await post(`/portal/licenses/${bobs.id}/devices/release`, { csrf, hwuid: 'bob-pc' }, buyer.cookie),
+      await post(
+        `/portal/licenses/${bobsFloating.id}/seats/release`,
+        { csrf, hwuid: 'bob-seat' },
+        buyer.cookie,
+      ),
       await post(
         `/portal/licenses/${bobs.id}/license-file`,
         { csrf, request: createOfflineActivationRequest({ key: bobs.key, hwuid: 'x' }).request },
@@ -618,10 +712,11 @@ describe('what a signed-in buyer can do', () => {
     ];
     assert.deepEqual(
       answers.map((a) => a.status),
-      [404, 404, 404],
+      [404, 404, 404, 404],
     );
     for (const answer of answers) assert.ok(!(await answer.text()).includes(bobs.key));
     assert.equal((await verify(bobs.key, 'bob-pc')).valid, true);
+    assert.equal((await verify(bobsFloating.key, 'bob-seat')).valid, true, 'the seat is still held');
     const after = (await server.api.get('/subscriptions', { token: seller.token })).expect(200).body;
     assert.equal(after.subscriptions[0].status, 'active');
   });

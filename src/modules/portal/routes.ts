@@ -275,6 +275,26 @@ export function registerPortalRoutes(
         ),
     });
 
+    form.post('/portal/licenses/:licenseId/seats/release', {
+      config: { auth: 'public', rateLimit },
+      schema: {
+        summary: 'Release a seat of one of the buyer’s floating licenses',
+        description:
+          'Frees the seat the device holds at once, as the seller’s seat release does, with `license.seat.released` (reason `buyer`). No release allowance applies: a seat lapses by itself when its software stops, and the license never lends more than its seats at once. The device takes a seat again at its next checkout while one is free.',
+        tags: ['portal'],
+        params: LicenseParams,
+        body: ReleaseForm,
+        consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          303: seeOther('Released: back to the portal'),
+          ...signedInForm,
+          404: page('No license of the buyer’s has this id, or the device holds no live seat on it'),
+        },
+      },
+      handler: async (request, reply) =>
+        send(reply, await portal.releaseSeat(sessionToken(request), request.params.licenseId, request.body)),
+    });
+
     form.post('/portal/licenses/:licenseId/license-file', {
       config: { auth: 'public', rateLimit },
       schema: {

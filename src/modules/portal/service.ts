@@ -36,6 +36,7 @@ export const SESSION_COOKIE = 'portal_session';
 /** Where a finished action sends the browser back to, and what the page then says. */
 export const DONE_NOTICES = {
   'device-released': 'The device was released. Its place is free for another device.',
+  'seat-released': 'The seat was given back. It is free for another device.',
   'subscription-canceled': 'The subscription is canceled. You keep access until the end of the paid period.',
   'signed-out': 'You are signed out.',
 } as const;
@@ -101,7 +102,7 @@ export function createPortalService({
   payUrl: string;
   /** The server secret sign-in links are derived under when their mail is sent (every node's). */
   linkSecret: string;
-  licenses: Pick<LicenseService, 'releaseBuyerDevice'>;
+  licenses: Pick<LicenseService, 'releaseBuyerDevice' | 'releaseBuyerSeat'>;
   offline: Pick<OfflineActivation, 'activateLicense'>;
   subscriptions: Pick<SubscriptionService, 'cancelForBuyer'>;
 }) {
@@ -166,8 +167,10 @@ export function createPortalService({
       store.buyerSubscriptions(db, session.email),
     ]);
     const ids = licenseRows.map((row) => row.id);
-    const [devices, releases] = await Promise.all([
+    const floatingIds = licenseRows.filter((row) => row.floating).map((row) => row.id);
+    const [devices, seats, releases] = await Promise.all([
       store.devicesOf(db, ids),
+      store.seatsOf(db, floatingIds, now),
       store.buyerReleasesOf(db, ids, new Date(now.getTime() - LONGEST_RELEASE_PERIOD_DAYS * 86_400_000)),
     ]);
     return {
@@ -191,9 +194,20 @@ export function createPortalService({
               : `${bound.length} of ${row.max_devices} devices`,
           devices: bound.map((device) => ({
             hwuid: device.hwuid,
+            name: device.name,
+            platform: device.platform,
             activatedAt: device.activated_at,
             offlineUntil: device.offline_until && device.offline_until > now ? device.offline_until : null,
           })),
+          seats: seats
+            .filter((seat) => seat.license_id === row.id)
+            .map((seat) => ({
+              hwuid: seat.hwuid,
+              name: seat.name,
+              platform: seat.platform,
+              acquiredAt: seat.acquired_at,
+              leaseExpiresAt: seat.lease_expires_at,
+            })),
           releases: releaseAllowance(
             row,
             releases.filter((release) => release.license_id === row.id).map((release) => release.released_at),
@@ -347,6 +361,29 @@ export function createPortalService({
         };
       }
       return { redirect: '/portal?done=device-released' };
+    },
+
+    /**
+     * Gives back a seat of one of the buyer's floating licenses, through the license service's
+     * buyer seat release (license.seat.released, reason buyer). No allowance applies: a seat
+     * lapses by itself, and the license never lends more than maxSeats at once.
+     */
+    async releaseSeat(
+      token: string | undefined,
+      licenseId: string,
+      form: { csrf?: string; hwuid?: string },
+    ): Promise<PortalOutcome> {
+      const { session, refused } = await formSession(token, form.csrf);
+      if (refused) return refused;
+      const license = await store.findBuyerLicense(db, session.email, licenseId);
+      if (!license || !form.hwuid) return notFoundPage('Seat');
+      try {
+        await licenses.releaseBuyerSeat(license.id, form.hwuid);
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'not_found') return notFoundPage('Seat');
+        throw error;
+      }
+      return { redirect: '/portal?done=seat-released' };
     },
 
     /**

@@ -191,9 +191,22 @@ export function devicesOf(db: Db, licenseIds: readonly string[]) {
   if (licenseIds.length === 0) return Promise.resolve([]);
   return db
     .selectFrom('license_devices')
-    .select(['license_id', 'hwuid', 'activated_at', 'offline_until'])
+    .select(['license_id', 'hwuid', 'name', 'platform', 'activated_at', 'offline_until'])
     .where('license_id', 'in', [...licenseIds])
     .orderBy('activated_at')
+    .orderBy('hwuid')
+    .execute();
+}
+
+/** The live seats (leases not lapsed) of these floating licenses, oldest first. */
+export function seatsOf(db: Db, licenseIds: readonly string[], now: Date) {
+  if (licenseIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('license_seats')
+    .select(['license_id', 'hwuid', 'name', 'platform', 'acquired_at', 'lease_expires_at'])
+    .where('license_id', 'in', [...licenseIds])
+    .where('lease_expires_at', '>', now)
+    .orderBy('acquired_at')
     .orderBy('hwuid')
     .execute();
 }

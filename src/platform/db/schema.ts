@@ -187,6 +187,9 @@ export interface LicenseDevicesTable {
   activated_at: Timestamp;
   /** The latest expiry of the offline license files signed for the device (migration 0022). */
   offline_until: Generated<Date | null>;
+  /** What the client says the device is, and runs on (migration 0028); null until it says. */
+  name: Generated<string | null>;
+  platform: Generated<string | null>;
 }
 
 /** A device release a buyer made in the portal, counted against the product's allowance. */
@@ -201,6 +204,9 @@ export interface LicenseSeatsTable {
   hwuid: string;
   acquired_at: Date;
   lease_expires_at: Date;
+  /** As on license_devices (migration 0028). */
+  name: Generated<string | null>;
+  platform: Generated<string | null>;
 }
 
 export interface SigningKeysTable {

@@ -7,15 +7,31 @@ declare module 'fastify' {
     /** The route's limits per minute (`perMinute`); over one it answers 429 rate_limited. */
     rateLimit?: RouteRateLimit;
   }
+  interface FastifyRequest {
+    /** The name's hits when past `by.max` but within `by.ceiling`: the handler judges (`overNameLimit`). */
+    nameHitsOverLimit: NonNullable<WindowHits> | null;
+  }
 }
 
 /**
  * A route's limits per minute: per client address on this route and, with `by`, per a name read
  * from the request (a license key, say), counted across every route that reads the same names.
+ * With `by.ceiling`, a name past `by.max` is let on up to the ceiling, for the handler to refuse
+ * against a limit it learns later (`overNameLimit`); past the ceiling it is refused here.
  */
 export interface RouteRateLimit {
   max: number;
-  by?: { max: number; name: (request: FastifyRequest) => string | null };
+  by?: { max: number; ceiling?: number; name: (request: FastifyRequest) => string | null };
+}
+
+/** A request past its route's per-name limit that the handler may still allow. */
+export interface NameLimitExcess {
+  /** Calls counted on the name in this window. */
+  count: number;
+  /** The route's per-name limit (`by.max`), which the count is over. */
+  max: number;
+  /** Refuses the request as the limiter would have: 429 rate_limited with Retry-After. */
+  refuse(): never;
 }
 
 const MINUTE_MS = 60_000;
@@ -36,6 +52,7 @@ export function perMinute(max: number, by?: RouteRateLimit['by']): RouteRateLimi
  * both are one counter call: one MULTI through Redis, no promise at all in memory.
  */
 export function registerRateLimits(app: FastifyInstance, counter: WindowCounter): void {
+  app.decorateRequest('nameHitsOverLimit', null);
   app.addHook('onRoute', (route) => {
     const limit = route.config?.rateLimit;
     if (!limit) return;
@@ -59,10 +76,11 @@ function limitHook(counter: WindowCounter, route: string, limit: RouteRateLimit)
         reply.header('x-ratelimit-reset', Math.ceil(perAddress.resetMs / 1000));
       }
       if (perAddress && perAddress.count > max) {
-        refuse(reply, done, perAddress, 'from this address');
-      } else if (by && perName && perName.count > by.max) {
-        refuse(reply, done, perName, 'for this key');
+        done(refusal(reply, perAddress, 'from this address'));
+      } else if (by && perName && perName.count > (by.ceiling ?? by.max)) {
+        done(refusal(reply, perName, 'for this key'));
       } else {
+        if (by && perName && perName.count > by.max) request.nameHitsOverLimit = perName;
         done();
       }
     };
@@ -72,13 +90,25 @@ function limitHook(counter: WindowCounter, route: string, limit: RouteRateLimit)
   };
 }
 
-function refuse(
-  reply: FastifyReply,
-  done: (error?: Error) => void,
-  hits: NonNullable<WindowHits>,
-  what: string,
-): void {
+/**
+ * For a handler of a route whose per-name limit has a ceiling: undefined while the name is
+ * within `by.max` (the common case, nothing made), else its count and how to refuse it.
+ */
+export function overNameLimit(request: FastifyRequest, reply: FastifyReply): NameLimitExcess | undefined {
+  const hits = request.nameHitsOverLimit;
+  const max = request.routeOptions.config.rateLimit?.by?.max;
+  if (!hits || max === undefined) return undefined;
+  return {
+    count: hits.count,
+    max,
+    refuse: () => {
+      throw refusal(reply, hits, 'for this key');
+    },
+  };
+}
+
+function refusal(reply: FastifyReply, hits: NonNullable<WindowHits>, what: string): AppError {
   const seconds = Math.ceil(hits.resetMs / 1000);
   reply.header('retry-after', seconds);
-  done(new AppError('rate_limited', `Too many requests ${what}; retry in ${seconds} s`));
+  return new AppError('rate_limited', `Too many requests ${what}; retry in ${seconds} s`);
 }

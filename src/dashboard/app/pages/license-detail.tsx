@@ -139,6 +139,8 @@ function Devices({ base, onChanged }: { base: string; onChanged(): void }) {
             empty={<p>No device has activated this license.</p>}
             columns={[
               { title: 'Device id', cell: (device) => <code>{device.hwuid}</code> },
+              { title: 'Name', cell: (device) => device.name ?? '—' },
+              { title: 'Platform', cell: (device) => device.platform ?? '—' },
               { title: 'Activated', cell: (device) => formatDateTime(device.activatedAt) },
             ]}
             actions={(device) => (
