@@ -74,6 +74,7 @@ describe('signing keys at rest', () => {
       .values({
         kid,
         purpose: 'token',
+        algorithm: 'RS256',
         sealed_private_key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
         public_jwk: JSON.stringify({ kty: 'RSA', n, e, kid, alg: 'RS256', use: 'sig' }),
         published_at: new Date(now.getTime() - 86_400_000),
