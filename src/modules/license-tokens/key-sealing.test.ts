@@ -137,7 +137,10 @@ describe('signing keys at rest', () => {
     const fresh = (
       await server.api.post('/licenses/offline-activations', { request }, { token: appKey.key })
     ).expect(200).body;
-    const offline = keySet.keys.find((key: { purpose: string }) => key.purpose === 'offline');
+    // The app signs with RS256, the default.
+    const offline = keySet.keys.find(
+      (key: { purpose: string; alg: string }) => key.purpose === 'offline' && key.alg === 'RS256',
+    );
     assert.equal(decodeProtectedHeader(fresh.licenseFile).kid, offline.kid);
   });
 });

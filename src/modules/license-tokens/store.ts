@@ -3,8 +3,9 @@ import type { Db, Executor } from '../../platform/db/database.js';
 import type { SigningAlgorithm, SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
 
 /**
- * Keys still published at `now` (in the JWKS), oldest activation first: not yet retired, or
- * still vouching for an unexpired license file (license_file_keys, migration 0017).
+ * Keys still published at `now` (in the JWKS), oldest activation first (keys activated together,
+ * one of each algorithm, by kid: every node serves one order): not yet retired, or still vouching
+ * for an unexpired license file (license_file_keys, migration 0017).
  */
 export function publishedKeys(executor: Executor, now: Date): Promise<SigningKeyRow[]> {
   return executor
@@ -19,6 +20,7 @@ export function publishedKeys(executor: Executor, now: Date): Promise<SigningKey
       ]),
     )
     .orderBy('activates_at')
+    .orderBy('kid')
     .execute();
 }
 

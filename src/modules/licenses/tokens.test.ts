@@ -213,7 +213,9 @@ describe('introspection', () => {
 
     // The offline key signs license files and revocation lists, never a license token.
     const keySet = (await server.api.get('/licenses/jwks')).expect(200).body;
-    const offlineKid = keySet.keys.find((key: { purpose: string }) => key.purpose === 'offline').kid;
+    const offlineKid = keySet.keys.find(
+      (key: { purpose: string; alg: string }) => key.purpose === 'offline' && key.alg === 'RS256',
+    ).kid;
     const byOfflineKey = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: offlineKid })
       .sign(await storedSigningKey(server, offlineKid));
