@@ -23,6 +23,7 @@ import {
 
 const RAW_SIGNING = 'raw RS256 signing, jose (baseline of P1)';
 const SIGNING_ROUTE = 'bare Fastify route that signs (what P1 can reach here)';
+const ED25519 = 'verify with an Ed25519 token';
 
 /** Licenses seeded, and rotated over round-robin by the load generator (BENCH_LICENSES, ≥ 2,000). */
 const LICENSES = Math.max(2000, Number(process.env.BENCH_LICENSES ?? 10_000));
@@ -39,22 +40,30 @@ const LICENSES = Math.max(2000, Number(process.env.BENCH_LICENSES ?? 10_000));
  *   the bare route that signs at the same rate, with the services and baselines only the other
  *   figures need stopped.
  * Each request verifies the next of LICENSES licenses with its bound device ({key, hwuid}), as
- * installed clients do; a single-key row is reported beside them.
+ * installed clients do; a single-key row is reported beside them, and the same verify with an
+ * Ed25519 token (the app's tokenAlgorithm EdDSA, a service and database of its own), beside P1.
  */
 export async function verifyPath(kind: StorageKind): Promise<{ text: string; figures: Figure[] }> {
   const withTokens = await openStorage(kind, 'verify-tokens');
   const withoutTokens = await openStorage(kind, 'verify-off');
   const withoutMetrics = await openStorage(kind, 'verify-off-no-metrics');
+  const withEd25519 = await openStorage(kind, 'verify-ed25519');
   const stops: (() => Promise<void>)[] = [];
   try {
     await withTokens.write((db) => seedLicenses(db, LICENSES));
     await withoutTokens.write((db) => seedLicenses(db, LICENSES));
     await withoutMetrics.write((db) => seedLicenses(db, LICENSES));
+    await withEd25519.write(async (db) => {
+      const { appId } = await seedLicenses(db, LICENSES);
+      await db.updateTable('apps').set({ token_algorithm: 'EdDSA' }).where('id', '=', appId).execute();
+    });
     const bodies = writeBodies(withTokens, 'bodies.jsonl', LICENSES);
     const oneKey = writeBodies(withTokens, 'one-key.jsonl', 1);
 
     const tokens = await startService(withTokens, {});
     stops.push(tokens.stop);
+    const ed25519 = await startService(withEd25519, {});
+    stops.push(ed25519.stop);
     const off = await startService(withoutTokens, { LICENSE_TOKENS: 'off' });
     stops.push(off.stop);
     // What recording metrics costs, on the path where it weighs most (no signing).
@@ -74,8 +83,9 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
         : null;
     if (select) stops.push(select.stop);
 
-    await expectValid(`${tokens.api}/licenses/verify`, true);
-    await expectValid(`${off.api}/licenses/verify`, false);
+    await expectValid(`${tokens.api}/licenses/verify`, 'RS256');
+    await expectValid(`${ed25519.api}/licenses/verify`, 'EdDSA');
+    await expectValid(`${off.api}/licenses/verify`, null);
 
     const verifyUrl = (api: string) => `${api}/licenses/verify`;
     /** The service's CPU a verify with a token (µs), every thread and its main thread, each round. */
@@ -97,6 +107,10 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
           }
           return sample;
         },
+      },
+      {
+        name: ED25519,
+        run: (seconds: number) => load(verifyUrl(ed25519.api), { bodies, seconds }),
       },
       {
         name: RAW_SIGNING,
@@ -144,6 +158,7 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
     // node in production does not have two idle twins beside it.
     await off.stop();
     await offNoMetrics.stop();
+    await ed25519.stop();
     await select?.stop();
 
     // P4: a fixed rate, half of the median maximum with tokens.
@@ -188,6 +203,12 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
         figure: '(P1)',
         measure: 'verify with a token / bare route that signs',
         value: ratioOf(samples, 'verify with a token', SIGNING_ROUTE),
+        goal: '',
+      },
+      {
+        figure: '(P1)',
+        measure: 'verify with an Ed25519 token / verify with a token (RS256)',
+        value: ratioOf(samples, ED25519, 'verify with a token'),
         goal: '',
       },
       {
@@ -236,6 +257,7 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
     await withTokens.drop();
     await withoutTokens.drop();
     await withoutMetrics.drop();
+    await withEd25519.drop();
   }
 }
 
@@ -269,15 +291,20 @@ function reportedCpu(samples: Sample[]): number {
   return median(samples.flatMap((s) => (s.cpuUsPerRequest === undefined ? [] : [s.cpuUsPerRequest])));
 }
 
-/** One request first: the keys must verify (valid, the device bound, a token when on). */
-async function expectValid(url: string, withToken: boolean): Promise<void> {
+/**
+ * One request first: the keys must verify (valid, the device bound, a token signed with `alg`
+ * when tokens are on, none when null).
+ */
+async function expectValid(url: string, alg: 'RS256' | 'EdDSA' | null): Promise<void> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ key: benchKey(1), hwuid: benchDevice(1) }),
   });
   const body = (await res.json()) as { valid?: boolean; hw_bound?: boolean; license_token?: string };
-  if (!body.valid || !body.hw_bound || Boolean(body.license_token) !== withToken) {
+  const header = body.license_token?.split('.')[0];
+  const signedWith = header ? JSON.parse(Buffer.from(header, 'base64url').toString()).alg : null;
+  if (!body.valid || !body.hw_bound || signedWith !== alg) {
     throw new Error(`verify did not answer as the bench expects: ${res.status} ${JSON.stringify(body)}`);
   }
 }

@@ -113,21 +113,23 @@ const keys = program
 keys
   .command('rotate')
   .description(
-    'publish a new token signing key; it signs after a short delay, old keys stay published until their tokens expire',
+    'publish new token signing keys (RS256 and EdDSA); they sign after a short delay, old keys stay published until their tokens expire',
   )
   .option(
     '--offline',
-    'replace the offline key instead (license files and revocation lists), only if it may have leaked: every offline machine then needs the new key set',
+    'replace the offline keys instead (license files and revocation lists), only if they may have leaked: every offline machine then needs the new key set',
   )
   .action(async (options: { offline?: boolean }) => {
     const config = loadConfig();
     const modules = await (await service()).openModules(config, createLog(config));
     try {
       const purpose = options.offline ? 'offline' : 'token';
-      const { kid, activatesAt } = await modules.keyRing.rotate(purpose);
-      console.log(
-        `new ${purpose === 'offline' ? 'offline ' : ''}key ${kid} published; it signs from ${activatesAt.toISOString()}`,
-      );
+      const { kids, activatesAt } = await modules.keyRing.rotate(purpose);
+      for (const [algorithm, kid] of Object.entries(kids)) {
+        console.log(
+          `new ${purpose === 'offline' ? 'offline ' : ''}${algorithm} key ${kid} published; it signs from ${activatesAt.toISOString()}`,
+        );
+      }
       if (purpose === 'offline') {
         console.log(
           'offline machines accept what it signs once they hold the new key set (GET /v1/licenses/jwks)',

@@ -98,7 +98,7 @@ describe(`the command line on ${storage}`, () => {
     assert.equal(await migrate.exited, 0, migrate.output());
   });
 
-  test('keys rotate publishes a second signing key', async () => {
+  test('keys rotate publishes a new token key of each algorithm', async () => {
     const env = { DATA_DIR: await migratedDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
     const first = await serve(env);
     const before = (await httpClient(`${first.api}/v1`).get('/licenses/jwks'))
@@ -108,15 +108,17 @@ describe(`the command line on ${storage}`, () => {
     await first.proc.exited;
     const rotate = runCli(['keys', 'rotate'], env);
     assert.equal(await rotate.exited, 0, rotate.output());
-    const kid = /new key (\S+) published/.exec(rotate.output())?.[1];
-    assert.ok(kid);
+    const kids = ['RS256', 'EdDSA'].map(
+      (alg) => new RegExp(`new ${alg} key (\\S+) published`).exec(rotate.output())?.[1],
+    );
+    assert.ok(kids.every(Boolean), rotate.output());
     const second = await serve(env);
     try {
       const after = (await httpClient(`${second.api}/v1`).get('/licenses/jwks'))
         .expect(200)
         .body.keys.map((k: { kid: string }) => k.kid);
       for (const old of before) assert.ok(after.includes(old), 'old keys stay published');
-      assert.ok(after.includes(kid));
+      for (const kid of kids) assert.ok(after.includes(kid));
     } finally {
       second.proc.child.kill('SIGTERM');
       await second.proc.exited;
@@ -149,7 +151,7 @@ describe(`the command line on ${storage}`, () => {
       }
     };
     const kids = await kidsServedWith(oldKey);
-    assert.equal(kids.length, 2, 'a token key and the offline key');
+    assert.equal(kids.length, 4, 'a token key and an offline key of each algorithm');
 
     const refused = runCli(['serve'], {
       ...base,
@@ -169,7 +171,7 @@ describe(`the command line on ${storage}`, () => {
     assert.deepEqual(await kidsServedWith(newKey), kids);
   }
 
-  test('keys rotate --offline replaces the offline key and leaves the token key', async () => {
+  test('keys rotate --offline replaces the offline keys and leaves the token keys', async () => {
     const env = { DATA_DIR: await migratedDataDir(), DATABASE_URL, LOG_LEVEL: 'warn' };
     const keySet = async () => {
       const { proc, api } = await serve(env);
@@ -186,11 +188,13 @@ describe(`the command line on ${storage}`, () => {
     const before = await keySet();
     const rotate = runCli(['keys', 'rotate', '--offline'], env);
     assert.equal(await rotate.exited, 0, rotate.output());
-    const kid = /new offline key (\S+) published/.exec(rotate.output())?.[1];
-    assert.ok(kid);
+    const kids = ['RS256', 'EdDSA'].map(
+      (alg) => new RegExp(`new offline ${alg} key (\\S+) published`).exec(rotate.output())?.[1],
+    );
+    assert.ok(kids.every(Boolean), rotate.output());
     assert.match(rotate.output(), /once they hold the new key set/);
     const after = await keySet();
-    assert.equal(after.find((key) => key.kid === kid)?.purpose, 'offline');
+    for (const kid of kids) assert.equal(after.find((key) => key.kid === kid)?.purpose, 'offline');
     for (const key of before)
       assert.ok(
         after.some((k) => k.kid === key.kid),

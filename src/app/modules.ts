@@ -96,7 +96,7 @@ export function createModules({
     passwordHashCost: config.passwordHashCost,
     sellerChanges: verificationCache,
   });
-  const apps = createAppService({ db, clock, log });
+  const apps = createAppService({ db, clock, log, licenseChanges: verificationCache });
   const apiKeys = createApiKeyService({ db, clock, log, apps });
   const policy = { allowPrivate: config.webhookAllowPrivate, requireHttps: config.env === 'production' };
   const products = createProductService({

@@ -267,7 +267,7 @@ describe('verification from client software', () => {
     const oldToken = (await client.verify({ key: license.key, appId })).license_token as string;
     await verifier.verify(oldToken); // caches the current key set
 
-    const { kid } = await server.service.modules.keyRing.rotate();
+    const { RS256: kid } = (await server.service.modules.keyRing.rotate()).kids;
     clock.advance(121_000);
     const newToken = (await client.verify({ key: license.key, appId })).license_token as string;
     assert.equal(decodeProtectedHeader(newToken).kid, kid);
@@ -290,7 +290,7 @@ describe('offline checks from a stored key set', () => {
     const offline = new LicenseTokenVerifier({ appId, keySet: stored, now: () => clock.now() });
     assert.equal((await offline.verify(oldToken)).sub, license.id);
 
-    const { kid } = await server.service.modules.keyRing.rotate();
+    const { RS256: kid } = (await server.service.modules.keyRing.rotate()).kids;
     clock.advance(121_000);
     const newToken = (await client.verify({ key: license.key, appId })).license_token as string;
     assert.equal(decodeProtectedHeader(newToken).kid, kid);

@@ -2,6 +2,7 @@ import { checkedKey, type RetryClass, type RetryOptions, requestJson } from './h
 import type {
   ApiKey,
   App,
+  AppInput,
   Device,
   DeviceLabel,
   Introspection,
@@ -161,10 +162,9 @@ export class LicensingClient {
 
   readonly apps = {
     list: (query: PageQuery = {}) => this.get<Page<'apps', App>>('/apps', query),
-    create: (input: { name: string; description?: string }, options?: CreateOptions) =>
-      this.create<App>('/apps', input, options),
+    create: (input: AppInput, options?: CreateOptions) => this.create<App>('/apps', input, options),
     get: (appId: string) => this.get<App>(`/apps/${seg(appId)}`),
-    update: (appId: string, input: { name?: string; description?: string }) =>
+    update: (appId: string, input: Partial<AppInput>) =>
       this.repeatable<App>('PATCH', `/apps/${seg(appId)}`, input),
     delete: (appId: string) => this.once<void>('DELETE', `/apps/${seg(appId)}`),
   };

@@ -436,7 +436,7 @@ describe('revocation lists an offline machine can rely on', () => {
 
     // Someone holding a token key (from a backup made before keys were sealed, say) forges a list
     // that revokes nothing, with a version no real list would pass.
-    const tokenKid = keySet.keys.find((key) => key.purpose === 'token')?.kid as string;
+    const tokenKid = keySet.keys.find((key) => key.purpose === 'token' && key.alg === 'RS256')?.kid as string;
     const iat = Math.floor(clock.now().getTime() / 1000);
     const forged = await new SignJWT({
       iss: server.config.licenseTokenIssuer,
@@ -465,7 +465,8 @@ describe('revocation lists an offline machine can rely on', () => {
     );
 
     // Nor does a license token signed with the offline key pass for one.
-    const offlineKid = keySet.keys.find((key) => key.purpose === 'offline')?.kid as string;
+    const offlineKid = keySet.keys.find((key) => key.purpose === 'offline' && key.alg === 'RS256')
+      ?.kid as string;
     const token = await new SignJWT({
       iss: server.config.licenseTokenIssuer,
       sub: license.id,
@@ -578,7 +579,7 @@ describe('offline trust across key rotations', () => {
     assert.equal((await check()).sub, license.id);
 
     // `licensing keys rotate`, and two days on: the old token key has left the set.
-    const { kid: newKid } = await server.service.modules.keyRing.rotate();
+    const { RS256: newKid } = (await server.service.modules.keyRing.rotate()).kids;
     clock.advance(2 * 86_400_000);
     const verified = (
       await server.api.post('/licenses/verify', { key: license.key, hwuid: 'far-1', appId: who.appId })

@@ -1,4 +1,4 @@
-import type { JsonWebKeySet } from './types.js';
+import type { JsonWebKeySet, LicenseSigningAlgorithm } from './types.js';
 
 /**
  * Air-gapped activation, on the machine: write an activation request, check the license file
@@ -150,7 +150,7 @@ export function createOfflineActivationRequest(input: {
 
 /**
  * Checks a license file offline: decrypts it when encrypted (with `licenseKey`), then checks
- * the RS256 signature against `keySet`, token_use, app, device, nonce, times, the clock-rollback
+ * the signature (RS256 or EdDSA, as the app signs) against `keySet`, token_use, app, device, nonce, times, the clock-rollback
  * guard and the revocations. Throws LicenseFileError with the reason; answers the claims.
  */
 export async function verifyLicenseFile(
@@ -332,6 +332,9 @@ export function canonicalLicenseKey(input: string): string | null {
   return compact.match(/.{5}/g)!.join('-');
 }
 
+/** What a token, file or list may be signed with; the key its kid names narrows it to one. */
+export const LICENSE_SIGNING_ALGORITHMS: readonly LicenseSigningAlgorithm[] = ['RS256', 'EdDSA'];
+
 async function verifySigned(jws: string, keySet: JsonWebKeySet): Promise<Record<string, unknown>> {
   if (!Array.isArray(keySet?.keys)) throw new TypeError('keySet: must be a key set ({ "keys": [...] })');
   const { compactVerify, createLocalJWKSet, errors } = await import('jose');
@@ -339,7 +342,8 @@ async function verifySigned(jws: string, keySet: JsonWebKeySet): Promise<Record<
     const { payload } = await compactVerify(
       jws,
       createLocalJWKSet(keySet as Parameters<typeof createLocalJWKSet>[0]),
-      { algorithms: ['RS256'] },
+      // As for tokens: the key of the kid decides, RS256 with an RSA key, EdDSA with an Ed25519 one.
+      { algorithms: [...LICENSE_SIGNING_ALGORITHMS] },
     );
     const claims = JSON.parse(new TextDecoder().decode(payload));
     if (typeof claims !== 'object' || claims === null) throw new Error('not a claims object');

@@ -1,6 +1,11 @@
 import type { JWTVerifyGetKey } from 'jose';
 import { LicenseTokenError } from './errors.js';
-import { type ClockState, type StateStore, vouchForClock } from './license-file.js';
+import {
+  type ClockState,
+  LICENSE_SIGNING_ALGORITHMS,
+  type StateStore,
+  vouchForClock,
+} from './license-file.js';
 import type { JsonWebKeySet, LicenseTokenClaims } from './types.js';
 
 export interface LicenseTokenVerifierOptions {
@@ -35,8 +40,9 @@ export interface LicenseTokenVerifierOptions {
 }
 
 /**
- * Checks license tokens offline, the way the service documents it: RS256 only, key chosen by
- * kid, token_use and aud checked, a small clock leeway. The key set comes from `keySet` (stored,
+ * Checks license tokens offline, the way the service documents it: RS256 or EdDSA (Ed25519), each
+ * only with a key of its own kind, key chosen by kid, token_use and aud checked, a small clock
+ * leeway. The key set comes from `keySet` (stored,
  * works with no network), from `jwksUri` (fetched, cached for `cacheMs`), or both: the stored set
  * first, fetched again only for a kid it does not know, which is how a rotated key is learnt.
  */
@@ -97,8 +103,10 @@ export class LicenseTokenVerifier {
     const { jwtVerify, errors } = await import('jose');
     let payload: Record<string, unknown>;
     try {
+      // The key set decides the algorithm, never the token: a key answers only a header whose alg
+      // is the key's own alg and kind (RSA for RS256, OKP Ed25519 for EdDSA), else no key matches.
       ({ payload } = await jwtVerify(token, (header, jws) => this.key(header, jws), {
-        algorithms: ['RS256'],
+        algorithms: [...LICENSE_SIGNING_ALGORITHMS],
         audience: this.options.appId,
         clockTolerance: this.options.clockToleranceSeconds ?? 30,
         ...(this.options.issuer ? { issuer: this.options.issuer } : {}),

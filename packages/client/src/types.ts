@@ -117,7 +117,16 @@ export interface JsonWebKeySet {
   keys: JsonWebKeyEntry[];
 }
 
-/** One public key of the set (RSA); other members are kept as they are. */
+/**
+ * The algorithms the service signs with: RS256 by default, EdDSA (Ed25519) for apps that choose it
+ * (the app's `tokenAlgorithm`). Each key of the set verifies its own `alg` only.
+ */
+export type LicenseSigningAlgorithm = 'RS256' | 'EdDSA';
+
+/**
+ * One public key of the set: RSA (`kty` RSA, `n`, `e`, `alg` RS256) or Ed25519 (`kty` OKP, `crv`
+ * Ed25519, `x`, `alg` EdDSA); other members are kept as they are.
+ */
 export interface JsonWebKeyEntry {
   kty: string;
   kid?: string;
@@ -125,6 +134,8 @@ export interface JsonWebKeyEntry {
   use?: string;
   n?: string;
   e?: string;
+  crv?: string;
+  x?: string;
   /**
    * `token`: signs license tokens, replaced when keys rotate. `offline`: signs license files and
    * revocation lists, and stays (absent from sets copied before it existed).
@@ -190,8 +201,22 @@ export interface App {
   userId: string;
   name: string;
   description: string;
+  /**
+   * How the app's license tokens, license files and revocation lists are signed: `RS256` (the
+   * default) or `EdDSA` (Ed25519). LicenseTokenVerifier, verifyLicenseFile and checkRevocations
+   * check both.
+   */
+  tokenAlgorithm: LicenseSigningAlgorithm;
   createdAt: string;
   updatedAt: string;
+}
+
+/** What an app is created with; `update` takes any of it. */
+export interface AppInput {
+  name: string;
+  description?: string;
+  /** RS256 when omitted; a change applies to what is signed after it. */
+  tokenAlgorithm?: LicenseSigningAlgorithm;
 }
 
 export interface ApiKey {

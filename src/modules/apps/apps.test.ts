@@ -24,10 +24,12 @@ describe('apps', () => {
       'description',
       'id',
       'name',
+      'tokenAlgorithm',
       'updatedAt',
       'userId',
     ]);
     assert.equal(res.body.name, 'Photo Tool');
+    assert.equal(res.body.tokenAlgorithm, 'RS256', 'RS256 unless the seller chooses otherwise');
     assert.equal(res.body.userId, seller.user.id);
 
     const events = await eventsForUser(server.db, seller.user.id);

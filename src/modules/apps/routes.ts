@@ -43,7 +43,7 @@ export function registerAppRoutes(app: HttpApp, apps: AppService): void {
   app.patch('/apps/:appId', {
     config: { auth: 'user' },
     schema: {
-      summary: 'Rename or describe an app',
+      summary: 'Rename or describe an app, or change how its tokens and license files are signed',
       tags: ['apps'],
       params: AppParams,
       body: AppUpdate,

@@ -1,11 +1,22 @@
 import Type from 'typebox';
+import type { SigningAlgorithm } from '../../platform/db/schema.js';
 import { PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+
+export const TOKEN_ALGORITHMS = ['RS256', 'EdDSA'] as const satisfies readonly SigningAlgorithm[];
+
+/** How the app's tokens, license files and revocation lists are signed. */
+const TokenAlgorithm = Type.Enum(TOKEN_ALGORITHMS, {
+  description:
+    'How the license tokens (verify answers’ license_token), license files and revocation lists of this app are signed: RS256 (RSA, the default) or EdDSA (Ed25519: shorter signatures, faster to sign and to check). A change applies to what is signed after it; what was signed before stays valid until it expires. Both kinds of key are in GET /licenses/jwks.',
+  errorMessage: 'must be RS256 or EdDSA',
+});
 
 export const App = Type.Object({
   id: Uuid,
   userId: Uuid,
   name: Type.String(),
   description: Type.String(),
+  tokenAlgorithm: TokenAlgorithm,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -14,12 +25,20 @@ const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
 const Description = Type.String({ maxLength: 2000 });
 
 export const AppCreate = Type.Object(
-  { name: Name, description: Type.Optional(Description) },
+  {
+    name: Name,
+    description: Type.Optional(Description),
+    tokenAlgorithm: Type.Optional(TokenAlgorithm),
+  },
   { additionalProperties: false },
 );
 
 export const AppUpdate = Type.Object(
-  { name: Type.Optional(Name), description: Type.Optional(Description) },
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Description),
+    tokenAlgorithm: Type.Optional(TokenAlgorithm),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Executor } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
-import type { AppRow } from '../../platform/db/schema.js';
+import type { AppRow, SigningAlgorithm } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
@@ -9,17 +9,34 @@ import { iso, type Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import { recordEvent } from '../events/index.js';
+import { DEFAULT_SIGNING_ALGORITHM } from '../license-tokens/index.js';
 import * as store from './store.js';
 
 export interface AppServiceDeps {
   db: Db;
   clock: Clock;
   log: Log;
+  /**
+   * The verification cache holds each license's app's tokenAlgorithm: a change of it is announced
+   * in its transaction as a change of the seller's licenses (rare, so the whole seller is dropped),
+   * then forgotten on this node.
+   */
+  licenseChanges: {
+    announceSeller(executor: Executor, sellerId: string): Promise<unknown>;
+    forgetSeller(sellerId: string): void;
+  };
+}
+
+/** What an app is created or changed with. */
+export interface AppInput {
+  name: string;
+  description?: string;
+  tokenAlgorithm?: SigningAlgorithm;
 }
 
 export type AppService = ReturnType<typeof createAppService>;
 
-export function createAppService({ db, clock, log }: AppServiceDeps) {
+export function createAppService({ db, clock, log, licenseChanges }: AppServiceDeps) {
   /**
    * The app, when the caller may act on it. Another seller's app is "not found" (its
    * existence is not revealed); an API key of the same seller but for another app is refused.
@@ -37,11 +54,7 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
   return {
     requireOwnedApp,
 
-    async create(
-      principal: Principal,
-      input: { name: string; description?: string },
-      answer?: IdempotentAnswer<ReturnType<typeof toApp>>,
-    ) {
+    async create(principal: Principal, input: AppInput, answer?: IdempotentAnswer<ReturnType<typeof toApp>>) {
       const now = clock.now();
       const app = await transactionWithAnswer(db, answer, async (trx) => {
         const row = await store.insertApp(trx, {
@@ -49,6 +62,7 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
           userId: principal.userId,
           name: input.name.trim(),
           description: input.description?.trim() ?? '',
+          tokenAlgorithm: input.tokenAlgorithm ?? DEFAULT_SIGNING_ALGORITHM,
           now,
         });
         const created = toApp(row);
@@ -74,12 +88,35 @@ export function createAppService({ db, clock, log }: AppServiceDeps) {
       return { apps: rows.map(toApp), total, ...page };
     },
 
-    async update(principal: Principal, appId: string, changes: { name?: string; description?: string }) {
-      const row = await store.updateApp(db, principal.userId, appId, {
+    /**
+     * Renames, describes or changes the signing algorithm of an app. A new algorithm applies to
+     * tokens, license files and revocation lists signed after it: verification is told in the
+     * same transaction.
+     */
+    async update(principal: Principal, appId: string, changes: Partial<AppInput>) {
+      const now = clock.now();
+      const fields = {
         name: changes.name?.trim(),
         description: changes.description?.trim(),
-        now: clock.now(),
-      });
+        tokenAlgorithm: changes.tokenAlgorithm,
+        now,
+      };
+      let algorithmChanged = false;
+      const row =
+        changes.tokenAlgorithm === undefined
+          ? await store.updateApp(db, principal.userId, appId, fields)
+          : await db.transaction().execute(async (trx) => {
+              const before = await store.findOwnedApp(trx, principal.userId, appId, { forUpdate: true });
+              if (!before) return undefined;
+              const updated = await store.updateApp(trx, principal.userId, appId, fields);
+              algorithmChanged = before.token_algorithm !== changes.tokenAlgorithm;
+              if (algorithmChanged) await licenseChanges.announceSeller(trx, principal.userId);
+              return updated;
+            });
+      if (algorithmChanged) {
+        licenseChanges.forgetSeller(principal.userId);
+        log.info({ appId, tokenAlgorithm: changes.tokenAlgorithm }, 'app.token_algorithm.changed');
+      }
       if (!row) throw notFound('App');
       return toApp(row);
     },
@@ -106,6 +143,7 @@ export function toApp(row: AppRow) {
     userId: row.user_id,
     name: row.name,
     description: row.description,
+    tokenAlgorithm: row.token_algorithm,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -1,19 +1,27 @@
 import type { Executor } from '../../platform/db/database.js';
-import type { AppRow } from '../../platform/db/schema.js';
+import type { AppRow, SigningAlgorithm } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 
-export function findOwnedApp(executor: Executor, userId: string, appId: string): Promise<AppRow | undefined> {
-  return executor
-    .selectFrom('apps')
-    .selectAll()
-    .where('id', '=', appId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+export function findOwnedApp(
+  executor: Executor,
+  userId: string,
+  appId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<AppRow | undefined> {
+  const query = executor.selectFrom('apps').selectAll().where('id', '=', appId).where('user_id', '=', userId);
+  return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export function insertApp(
   executor: Executor,
-  app: { id: string; userId: string; name: string; description: string; now: Date },
+  app: {
+    id: string;
+    userId: string;
+    name: string;
+    description: string;
+    tokenAlgorithm: SigningAlgorithm;
+    now: Date;
+  },
 ): Promise<AppRow> {
   return executor
     .insertInto('apps')
@@ -22,6 +30,7 @@ export function insertApp(
       user_id: app.userId,
       name: app.name,
       description: app.description,
+      token_algorithm: app.tokenAlgorithm,
       created_at: app.now,
       updated_at: app.now,
     })
@@ -33,13 +42,14 @@ export function updateApp(
   executor: Executor,
   userId: string,
   appId: string,
-  changes: { name?: string; description?: string; now: Date },
+  changes: { name?: string; description?: string; tokenAlgorithm?: SigningAlgorithm; now: Date },
 ): Promise<AppRow | undefined> {
   return executor
     .updateTable('apps')
     .set({
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.description !== undefined ? { description: changes.description } : {}),
+      ...(changes.tokenAlgorithm !== undefined ? { token_algorithm: changes.tokenAlgorithm } : {}),
       updated_at: changes.now,
     })
     .where('id', '=', appId)

@@ -53,6 +53,7 @@ const LEEWAY_MS = 5 * 60_000;
 const subject: LicenseTokenSubject = {
   licenseId: randomUUID(),
   appId: randomUUID(),
+  algorithm: 'RS256',
   status: 'ACTIVE',
   hwBound: false,
   // The longest-lived tokens (a day), which a key kept through a long outage could outlive.

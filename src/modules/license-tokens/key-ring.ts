@@ -10,7 +10,7 @@ import type { JWK } from 'jose';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { isDatabaseUnavailable } from '../../platform/db/errors.js';
-import type { SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
+import type { SigningAlgorithm, SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
 import type { Log } from '../../platform/log.js';
 import { isPlainPem, type KeySealer } from './key-sealing.js';
 import * as store from './store.js';
@@ -32,37 +32,51 @@ const RETIRED_AFTER_MS = MAX_TOKEN_LIFETIME_SECONDS * 1000 + CLOCK_LEEWAY_MS;
 /** While the database is away, how often the keys are asked for again (behind the answers). */
 const AWAY_RETRY_MS = 1_000;
 
-/** What the key set publishes for each key. */
-export interface PublicJwk {
-  kty: string;
-  n: string;
-  e: string;
+/** What the key set publishes for each key: an RSA key (RS256) or an Ed25519 key (EdDSA). */
+export type PublicJwk = (
+  | { kty: 'RSA'; n: string; e: string; alg: 'RS256' }
+  | { kty: 'OKP'; crv: 'Ed25519'; x: string; alg: 'EdDSA' }
+) & {
   kid: string;
-  alg: 'RS256';
   use: 'sig';
   /** `token`: signs license tokens, rotated. `offline`: signs license files and revocation lists, kept. */
   purpose: SigningKeyPurpose;
-}
+};
+
+/** The algorithm apps sign with unless they choose another (the interface's RS256). */
+export const DEFAULT_SIGNING_ALGORITHM: SigningAlgorithm = 'RS256';
+export const SIGNING_ALGORITHMS: readonly SigningAlgorithm[] = ['RS256', 'EdDSA'];
+
+/** The WebCrypto form of each JWS algorithm, to import a private key and sign with it. */
+const WEBCRYPTO: Record<SigningAlgorithm, { name: string; hash?: string }> = {
+  RS256: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+  EdDSA: { name: 'Ed25519' },
+};
 
 interface LoadedKey {
   kid: string;
   purpose: SigningKeyPurpose;
+  algorithm: SigningAlgorithm;
   publicJwk: PublicJwk;
   publicKey: KeyObject;
-  /** Imported once per load: WebCrypto signs on libuv's thread pool, off the event loop. */
-  privateKey: webcrypto.CryptoKey;
-  /** The token header for this key, base64url-encoded once: `{"alg":"RS256","typ":"JWT","kid":…}`. */
-  encodedHeader: string;
+  /**
+   * The compact JWS of `claims`, signed with this key. It is written here rather than through
+   * jose's SignJWT: the header is encoded once per key, and the signature, the one costly step
+   * (RS256 above all), runs on libuv's thread pool.
+   */
+  sign(claims: object): Promise<string>;
   activatesAt: Date;
 }
 
 export type KeyRing = ReturnType<typeof createKeyRing>;
 
 /**
- * The RS256 keys, shared by every node through the database and cached in memory: token keys
+ * The signing keys, shared by every node through the database and cached in memory: token keys
  * sign license tokens and are rotated; the offline key signs license files and revocation lists
  * and stays, so machines that hold a copy of the key set keep trusting what it signs after a
- * rotation. Private keys never leave this module, and are stored sealed (key-sealing.ts).
+ * rotation. Each purpose has an RSA key (RS256, the default) and an Ed25519 key (EdDSA), made,
+ * sealed, rotated and published alike; an app's tokenAlgorithm picks which signs for it. Private
+ * keys never leave this module, and are stored sealed (key-sealing.ts).
  *
  * While the database is away the keys last read go on signing (verify answers from memory in an
  * outage, and its tokens with it): once a read has failed as unavailable, callers get them at once
@@ -133,19 +147,24 @@ export function createKeyRing({
         : Number.POSITIVE_INFINITY;
     },
 
-    /** The key of `purpose` that signs now: the most recently activated one. */
-    async signingKey(purpose: SigningKeyPurpose = 'token'): Promise<LoadedKey | null> {
+    /** The key of `purpose` and `algorithm` that signs now: the most recently activated one. */
+    async signingKey(
+      purpose: SigningKeyPurpose = 'token',
+      algorithm: SigningAlgorithm = DEFAULT_SIGNING_ALGORITHM,
+    ): Promise<LoadedKey | null> {
       const now = clock.now().getTime();
       const active = (await keys()).filter(
-        (key) => key.purpose === purpose && key.activatesAt.getTime() <= now,
+        (key) => key.purpose === purpose && key.algorithm === algorithm && key.activatesAt.getTime() <= now,
       );
       return active.at(-1) ?? null;
     },
 
-    /** A published key and what it signs. */
-    async publicKey(kid: string): Promise<{ key: KeyObject; purpose: SigningKeyPurpose } | null> {
+    /** A published key, what it signs and the one algorithm it verifies. */
+    async publicKey(
+      kid: string,
+    ): Promise<{ key: KeyObject; purpose: SigningKeyPurpose; algorithm: SigningAlgorithm } | null> {
       const found = (await keys()).find((key) => key.kid === kid);
-      return found ? { key: found.publicKey, purpose: found.purpose } : null;
+      return found ? { key: found.publicKey, purpose: found.purpose, algorithm: found.algorithm } : null;
     },
 
     async jwks(): Promise<{ keys: PublicJwk[] }> {
@@ -153,12 +172,17 @@ export function createKeyRing({
     },
 
     /**
-     * Creates the first token key and the offline key when there is none: on the first start of
-     * a fresh installation, and the offline key on the first start of an upgraded one.
+     * Creates the first key of each purpose and algorithm there is none of: all four on the first
+     * start of a fresh installation; on the first start of an upgraded one, the keys its version
+     * did not have (the offline key, the Ed25519 keys).
      */
     async ensureKey(): Promise<void> {
       for (const purpose of ['token', 'offline'] as const) {
-        await store.createFirstKeyOnce(db, clock.now(), purpose, () => generate(purpose, sealer));
+        for (const algorithm of SIGNING_ALGORITHMS) {
+          await store.createFirstKeyOnce(db, clock.now(), purpose, algorithm, () =>
+            generate(purpose, algorithm, sealer),
+          );
+        }
       }
       cache = null;
     },
@@ -181,47 +205,68 @@ export function createKeyRing({
     },
 
     /**
-     * Publishes a new key of `purpose` now; it starts signing after ACTIVATION_DELAY_MS. The keys
-     * of that purpose it replaces stay published until every token and revocation list they can
-     * have signed has expired, and, for a key that signed license files, until those have.
+     * Publishes a new key of `purpose` for each algorithm now, in one transaction; they start
+     * signing after ACTIVATION_DELAY_MS. The keys of that purpose they replace stay published
+     * until every token and revocation list they can have signed has expired, and, for a key
+     * that signed license files, until those have.
      */
-    async rotate(purpose: SigningKeyPurpose = 'token'): Promise<{ kid: string; activatesAt: Date }> {
+    async rotate(
+      purpose: SigningKeyPurpose = 'token',
+    ): Promise<{ kids: Record<SigningAlgorithm, string>; activatesAt: Date }> {
       const now = clock.now();
       const activatesAt = new Date(now.getTime() + ACTIVATION_DELAY_MS);
       const retireAt = new Date(activatesAt.getTime() + RETIRED_AFTER_MS);
-      const key = generate(purpose, sealer);
-      await store.addRotatedKey(db, { ...key, published_at: now, activates_at: activatesAt }, retireAt);
+      const added = SIGNING_ALGORITHMS.map((algorithm) => generate(purpose, algorithm, sealer));
+      await store.addRotatedKeys(
+        db,
+        purpose,
+        added.map((key) => ({ ...key, published_at: now, activates_at: activatesAt })),
+        retireAt,
+      );
       cache = null;
-      log.info({ kid: key.kid, purpose, activatesAt }, 'license_token.key.rotated');
-      return { kid: key.kid, activatesAt };
+      const kids = Object.fromEntries(added.map((key) => [key.algorithm, key.kid])) as Record<
+        SigningAlgorithm,
+        string
+      >;
+      log.info({ kids, purpose, activatesAt }, 'license_token.key.rotated');
+      return { kids, activatesAt };
     },
   };
 }
 
 function generate(
   purpose: SigningKeyPurpose,
+  algorithm: SigningAlgorithm,
   sealer: KeySealer,
-): Pick<SigningKeyRow, 'kid' | 'sealed_private_key' | 'public_jwk' | 'purpose'> {
+): Pick<SigningKeyRow, 'kid' | 'sealed_private_key' | 'public_jwk' | 'purpose' | 'algorithm'> {
   // Two primes, though RFC 8017 allows three and in theory they sign twice as fast: OpenSSL signs
   // two-prime 2048-bit keys on an AVX-512 IFMA path, and three primes measured 1,760 signatures a
   // second against 3,950 on the bench machine.
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } =
+    algorithm === 'EdDSA'
+      ? generateKeyPairSync('ed25519')
+      : generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = publicKey.export({ format: 'jwk' }) as JWK;
   // The kid is the key's RFC 7638 thumbprint: stable, and unique per key.
   const kid = thumbprint(jwk);
+  const members =
+    algorithm === 'EdDSA'
+      ? { kty: jwk.kty, crv: jwk.crv, x: jwk.x, kid, alg: algorithm, use: 'sig' }
+      : { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg: algorithm, use: 'sig' };
   return {
     kid,
     purpose,
+    algorithm,
     sealed_private_key: sealer.seal(kid, privateKey.export({ format: 'der', type: 'pkcs8' })),
-    public_jwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg: 'RS256', use: 'sig' },
+    public_jwk: members,
   };
 }
 
-/** RFC 7638 thumbprint: SHA-256 over the required members in lexicographic order. */
+/** RFC 7638 thumbprint: SHA-256 over the required members of the key type, in lexicographic order. */
 function thumbprint(jwk: JWK): string {
-  return createHash('sha256')
-    .update(JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n }))
-    .digest('base64url');
+  const required =
+    jwk.kty === 'OKP' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
+  return createHash('sha256').update(JSON.stringify(required)).digest('base64url');
 }
 
 /** The private key (PKCS#8 DER) of a stored row: sealed, or the PEM of a row not yet sealed. */
@@ -235,21 +280,26 @@ async function load(row: SigningKeyRow, sealer: KeySealer): Promise<LoadedKey> {
   const publicJwk = { ...(row.public_jwk as unknown as PublicJwk), purpose: row.purpose };
   // A row another node has migrated but not yet sealed holds the PEM for a moment.
   const pkcs8 = privateKeyOf(row.kid, row.sealed_private_key, sealer);
+  const params = WEBCRYPTO[row.algorithm];
+  // Imported once per load: WebCrypto signs on libuv's thread pool, off the event loop.
+  const privateKey = await webcrypto.subtle.importKey('pkcs8', pkcs8, params, false, ['sign']);
+  const encodedHeader = Buffer.from(
+    JSON.stringify({ alg: row.algorithm, typ: 'JWT', kid: row.kid }),
+  ).toString('base64url');
   return {
     kid: row.kid,
     purpose: row.purpose,
+    algorithm: row.algorithm,
     publicJwk,
     publicKey: createPublicKey({ key: publicJwk as never, format: 'jwk' }),
-    privateKey: await webcrypto.subtle.importKey(
-      'pkcs8',
-      pkcs8,
-      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
-      false,
-      ['sign'],
-    ),
-    encodedHeader: Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: row.kid })).toString(
-      'base64url',
-    ),
+    async sign(claims) {
+      const signingInput = `${encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+      // On the pool, not the event loop: `crypto.sign` there took the loop past a core at 1,500
+      // RS256 verifies a second (p99 in the hundreds of ms). Worker threads of our own,
+      // node:crypto's callback form and two cluster processes each measured no better than this.
+      const signature = await webcrypto.subtle.sign(params, privateKey, Buffer.from(signingInput));
+      return `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
+    },
     activatesAt: row.activates_at,
   };
 }

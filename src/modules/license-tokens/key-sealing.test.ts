@@ -74,6 +74,7 @@ describe('signing keys at rest', () => {
       .values({
         kid,
         purpose: 'token',
+        algorithm: 'RS256',
         sealed_private_key: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
         public_jwk: JSON.stringify({ kty: 'RSA', n, e, kid, alg: 'RS256', use: 'sig' }),
         published_at: new Date(now.getTime() - 86_400_000),
@@ -136,7 +137,10 @@ describe('signing keys at rest', () => {
     const fresh = (
       await server.api.post('/licenses/offline-activations', { request }, { token: appKey.key })
     ).expect(200).body;
-    const offline = keySet.keys.find((key: { purpose: string }) => key.purpose === 'offline');
+    // The app signs with RS256, the default.
+    const offline = keySet.keys.find(
+      (key: { purpose: string; alg: string }) => key.purpose === 'offline' && key.alg === 'RS256',
+    );
     assert.equal(decodeProtectedHeader(fresh.licenseFile).kid, offline.kid);
   });
 });

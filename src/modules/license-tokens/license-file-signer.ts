@@ -2,6 +2,7 @@ import { webcrypto } from 'node:crypto';
 import { CompactEncrypt } from 'jose';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import type { SigningAlgorithm } from '../../platform/db/schema.js';
 import type { Tier } from '../../platform/http/principal.js';
 import type { KeyRing } from './key-ring.js';
 import * as store from './store.js';
@@ -39,6 +40,8 @@ export const LICENSE_FILE_KEY_INFO = 'A256GCM key v1';
 export interface LicenseFileSubject {
   licenseId: string;
   appId: string;
+  /** The app's tokenAlgorithm: which of the offline keys signs. */
+  algorithm: SigningAlgorithm;
   hwuid: string;
   nonce: string;
   /** Status as shown to clients (ACTIVE). */
@@ -86,8 +89,8 @@ export type LicenseFileSigner = ReturnType<typeof createLicenseFileSigner>;
 
 /**
  * Signs what offline machines rely on — license files and revocation lists — with the offline
- * key (RS256, kid in the header, published at /licenses/jwks with `purpose: "offline"`), each with
- * its own token_use. The offline key is not rotated with the token keys, so a machine holding a
+ * key of the app's algorithm (RS256 or EdDSA, kid in the header, published at /licenses/jwks with
+ * `purpose: "offline"`), each with its own token_use. The offline key is not rotated with the token keys, so a machine holding a
  * copy of the key set accepts new revocation lists after a rotation. A key that signs a license
  * file stays published until the file expires (store.keepKeyForLicenseFile): files signed with a
  * token key before the offline key existed, and files of an offline key replaced since.
@@ -103,21 +106,9 @@ export function createLicenseFileSigner({
   clock: Clock;
   issuer: string;
 }) {
-  type SigningKey = NonNullable<Awaited<ReturnType<KeyRing['signingKey']>>>;
-
-  async function sign(key: SigningKey, claims: object): Promise<string> {
-    const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    const signature = await webcrypto.subtle.sign(
-      'RSASSA-PKCS1-v1_5',
-      key.privateKey,
-      Buffer.from(signingInput),
-    );
-    return `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
-  }
-
   return {
-    /** Whether a key signs now; checked before anything is bound. */
-    ready: async () => (await keys.signingKey('offline')) !== null,
+    /** Whether a key of `algorithm` signs now; checked before anything is bound. */
+    ready: async (algorithm: SigningAlgorithm) => (await keys.signingKey('offline', algorithm)) !== null,
 
     /**
      * A license file for one device: valid for `validDays` (default a year), never past the
@@ -155,27 +146,28 @@ export function createLicenseFileSigner({
         ...(subject.keepsAccess ? { expiry_strategy: 'maintain_access' as const } : {}),
         ...(subject.checkInDays !== undefined ? { check_in_by: iat + subject.checkInDays * 86_400 } : {}),
       };
-      const key = await keys.signingKey('offline');
+      const key = await keys.signingKey('offline', subject.algorithm);
       if (!key) return null;
       const expiresAt = new Date(exp * 1000);
       // Recorded before the file exists, so no file outlives its key's publication.
       await store.keepKeyForLicenseFile(db, key.kid, expiresAt);
-      const signed = await sign(key, claims);
+      const signed = await key.sign(claims);
       const licenseFile = options.encryptTo ? await encryptLicenseFile(signed, options.encryptTo) : signed;
       return { licenseFile, issuedAt: new Date(iat * 1000), expiresAt, kid: key.kid };
     },
 
-    /** The signed revocation list of one app, issued now. Null when no key signs. */
+    /** The signed revocation list of one app, issued now, in its algorithm. Null when no key signs. */
     async revocationList(
-      appId: string,
+      app: { id: string; algorithm: SigningAlgorithm },
       version: number,
       revoked: RevocationEntry[],
     ): Promise<{ list: string; issuedAt: Date; expiresAt: Date } | null> {
-      const key = await keys.signingKey('offline');
+      const appId = app.id;
+      const key = await keys.signingKey('offline', app.algorithm);
       if (!key) return null;
       const iat = Math.floor(clock.now().getTime() / 1000);
       const exp = iat + REVOCATION_LIST_LIFETIME_SECONDS;
-      const list = await sign(key, {
+      const list = await key.sign({
         iss: issuer,
         aud: appId,
         iat,

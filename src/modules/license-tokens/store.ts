@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
-import type { SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
+import type { SigningAlgorithm, SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
 
 /**
- * Keys still published at `now` (in the JWKS), oldest activation first: not yet retired, or
- * still vouching for an unexpired license file (license_file_keys, migration 0017).
+ * Keys still published at `now` (in the JWKS), oldest activation first (keys activated together,
+ * one of each algorithm, by kid: every node serves one order): not yet retired, or still vouching
+ * for an unexpired license file (license_file_keys, migration 0017).
  */
 export function publishedKeys(executor: Executor, now: Date): Promise<SigningKeyRow[]> {
   return executor
@@ -19,6 +20,7 @@ export function publishedKeys(executor: Executor, now: Date): Promise<SigningKey
       ]),
     )
     .orderBy('activates_at')
+    .orderBy('kid')
     .execute();
 }
 
@@ -37,13 +39,14 @@ const KEY_CREATION_LOCK = 727_274_002;
 type NewKey = Omit<SigningKeyRow, 'published_at' | 'activates_at' | 'unpublish_at'>;
 
 /**
- * Runs `create` only if no key of its purpose is published, holding a transaction-scoped
- * advisory lock so nodes starting together create one key between them.
+ * Runs `create` only if no key of its purpose and algorithm is published, holding a
+ * transaction-scoped advisory lock so nodes starting together create one key between them.
  */
 export async function createFirstKeyOnce(
   db: Db,
   now: Date,
   purpose: SigningKeyPurpose,
+  algorithm: SigningAlgorithm,
   create: () => NewKey,
 ) {
   await db.transaction().execute(async (trx) => {
@@ -54,6 +57,7 @@ export async function createFirstKeyOnce(
       .selectFrom('signing_keys')
       .select('kid')
       .where('purpose', '=', purpose)
+      .where('algorithm', '=', algorithm)
       .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', now)]))
       .limit(1)
       .execute();
@@ -72,10 +76,14 @@ export async function createFirstKeyOnce(
   });
 }
 
-/** Adds a key and schedules the keys of its purpose it replaces to leave the JWKS. */
-export async function addRotatedKey(
+/**
+ * Adds the new keys of `purpose` (one per algorithm) and schedules every key of that purpose
+ * they replace to leave the JWKS, in one transaction.
+ */
+export async function addRotatedKeys(
   db: Db,
-  key: Omit<SigningKeyRow, 'unpublish_at'>,
+  purpose: SigningKeyPurpose,
+  keys: Omit<SigningKeyRow, 'unpublish_at'>[],
   retireOthersAt: Date,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
@@ -83,12 +91,12 @@ export async function addRotatedKey(
     await trx
       .updateTable('signing_keys')
       .set({ unpublish_at: retireOthersAt })
-      .where('purpose', '=', key.purpose)
+      .where('purpose', '=', purpose)
       .where((eb) => eb.or([eb('unpublish_at', 'is', null), eb('unpublish_at', '>', retireOthersAt)]))
       .execute();
     await trx
       .insertInto('signing_keys')
-      .values({ ...key, public_jwk: JSON.stringify(key.public_jwk), unpublish_at: null })
+      .values(keys.map((key) => ({ ...key, public_jwk: JSON.stringify(key.public_jwk), unpublish_at: null })))
       .execute();
   });
 }

@@ -1,9 +1,9 @@
-import { webcrypto } from 'node:crypto';
 import { errors, jwtVerify } from 'jose';
 import type { Clock } from '../../platform/clock.js';
+import type { SigningAlgorithm } from '../../platform/db/schema.js';
 import type { Tier } from '../../platform/http/principal.js';
 import { newJti, parseJti } from './jti.js';
-import type { KeyRing } from './key-ring.js';
+import { type KeyRing, SIGNING_ALGORITHMS } from './key-ring.js';
 import { TOKEN_LIFETIME_SECONDS, type VerificationTier, verificationTierOf } from './token-lifetime.js';
 
 export const TOKEN_USE = 'service_license_v1';
@@ -13,6 +13,8 @@ export const CLOCK_TOLERANCE_SECONDS = 30;
 export interface LicenseTokenSubject {
   licenseId: string;
   appId: string;
+  /** The app's tokenAlgorithm: which of the token keys signs. */
+  algorithm: SigningAlgorithm;
   /** Status as shown to clients (ACTIVE, …). */
   status: string;
   hwBound: boolean;
@@ -81,7 +83,7 @@ export function createTokenSigner({
      * as long as the seller's verification tier allows, and never past the license's expiry.
      */
     async issue(subject: LicenseTokenSubject): Promise<{ token: string; expiresAt: Date } | null> {
-      const key = await keys.signingKey();
+      const key = await keys.signingKey('token', subject.algorithm);
       if (!key) return null;
       const iat = Math.floor(clock.now().getTime() / 1000);
       const verificationTier = verificationTierOf(subject.sellerTier);
@@ -97,8 +99,6 @@ export function createTokenSigner({
         Math.floor(keys.tokensEndBy() / 1000),
       );
       const expiresAt = new Date(exp * 1000);
-      // The compact JWS is written here rather than through jose's SignJWT: the header is
-      // encoded once per key, and the one costly step, RS256, runs on libuv's thread pool.
       const claims: LicenseTokenClaims = {
         token_use: TOKEN_USE,
         svc_vt: verificationTier,
@@ -119,21 +119,15 @@ export function createTokenSigner({
         exp,
         jti: newJti(subject.licenseId, expiresAt),
       };
-      const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-      // On the pool, not the event loop: `crypto.sign` there took the loop past a core at 1,500
-      // verifies a second (p99 in the hundreds of ms). Worker threads of our own, node:crypto's
-      // callback form and two cluster processes each measured no better than this.
-      const signature = await webcrypto.subtle.sign(
-        'RSASSA-PKCS1-v1_5',
-        key.privateKey,
-        Buffer.from(signingInput),
-      );
-      const token = `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
+      const token = await key.sign(claims);
       onIssued?.();
       return { token, expiresAt };
     },
 
-    /** Checks signature (RS256 with a published key only), issuer, times and token_use. */
+    /**
+     * Checks signature (with a published key, in the one algorithm that key has: RS256 or
+     * EdDSA), issuer, times and token_use.
+     */
     async check(token: string): Promise<TokenCheck> {
       try {
         let purpose: string | undefined;
@@ -142,11 +136,13 @@ export function createTokenSigner({
           async (header) => {
             const published = header.kid ? await keys.publicKey(header.kid) : null;
             if (!published) throw new errors.JWSSignatureVerificationFailed('unknown key');
+            // A header never picks an algorithm its key does not have.
+            if (header.alg !== published.algorithm) throw new errors.JOSEAlgNotAllowed('not this key’s alg');
             purpose = published.purpose;
             return published.key;
           },
           {
-            algorithms: ['RS256'],
+            algorithms: [...SIGNING_ALGORITHMS],
             issuer,
             currentDate: clock.now(),
             clockTolerance: CLOCK_TOLERANCE_SECONDS,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js';
+import type { LicenseMetadata, LicenseStatus, SigningAlgorithm } from '../../platform/db/schema.js';
 import { AppError, type ErrorCode, invalidField, notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
@@ -10,10 +10,10 @@ import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
 import { clientStatus, effectiveStatus, keepsAccess } from './license-status.js';
 import {
-  appIsOpen,
   findLicenseByKey,
   holdDeviceOffline,
   type OfflineLicense,
+  openAppAlgorithm,
   revokedLicenses,
 } from './offline-store.js';
 import * as store from './store.js';
@@ -123,8 +123,8 @@ export function createOfflineActivation({
   /** Null when license signing is off (LICENSE_TOKENS=off): nothing offline can be issued. */
   signer: LicenseFileSigner | null;
 }) {
-  async function requireSigner(): Promise<LicenseFileSigner> {
-    if (!signer || !(await signer.ready())) {
+  async function requireSigner(algorithm: SigningAlgorithm): Promise<LicenseFileSigner> {
+    if (!signer || !(await signer.ready(algorithm))) {
       throw new AppError('conflict', 'License files need the signing keys, and license signing is off here');
     }
     return signer;
@@ -140,7 +140,7 @@ export function createOfflineActivation({
     request: ActivationRequest & { canonicalKey: string },
     options: OfflineActivationOptions = {},
   ) {
-    const fileSigner = await requireSigner();
+    const fileSigner = await requireSigner(license.token_algorithm);
     if (license.floating) {
       throw new AppError(
         'license_floating',
@@ -175,6 +175,7 @@ export function createOfflineActivation({
       {
         licenseId: license.id,
         appId: license.app_id,
+        algorithm: license.token_algorithm,
         hwuid: request.hwuid,
         nonce: request.nonce,
         status: clientStatus(kept ? 'expired' : 'active'),
@@ -242,17 +243,21 @@ export function createOfflineActivation({
      * hour, so a current copy answers 304 to If-None-Match without signing anything.
      */
     async revocations(appId: string, ifNoneMatch: string | undefined) {
-      if (!(await appIsOpen(db, appId))) throw notFound('App');
-      const fileSigner = await requireSigner();
+      const algorithm = await openAppAlgorithm(db, appId);
+      if (!algorithm) throw notFound('App');
+      const fileSigner = await requireSigner(algorithm);
       const { rows, version } = await revokedLicenses(db, appId, clock.now());
       const revoked = rows.map((row) => ({ sub: row.id, at: Math.floor(row.updated_at.getTime() / 1000) }));
       const period = revocationListPeriod(clock.now());
-      const digest = createHash('sha256').update(JSON.stringify([appId, version, period, revoked]));
+      // The algorithm too: a list signed before the app changed it is not current after.
+      const digest = createHash('sha256').update(
+        JSON.stringify([appId, algorithm, version, period, revoked]),
+      );
       const etag = `"${digest.digest('base64url').slice(0, 27)}"`;
       if (ifNoneMatch?.split(',').some((tag) => tag.trim() === etag)) {
         return { notModified: true as const, etag };
       }
-      const signed = await fileSigner.revocationList(appId, version, revoked);
+      const signed = await fileSigner.revocationList({ id: appId, algorithm }, version, revoked);
       if (!signed) throw new AppError('conflict', 'License files need the signing keys, and none signs yet');
       return {
         notModified: false as const,

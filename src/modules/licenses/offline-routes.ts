@@ -38,7 +38,7 @@ const OfflineActivationResult = Type.Object({
   encrypted: Type.Boolean(),
   licenseFile: Type.String({
     description:
-      'Compact JWS (RS256, signed with the offline key, token_use service_license_file_v1), or a compact JWE around it',
+      'Compact JWS (signed with the offline key of the app’s tokenAlgorithm: RS256 or EdDSA; token_use service_license_file_v1), or a compact JWE around it',
   }),
   issuedAt: Timestamp,
   expiresAt: Timestamp,
@@ -55,7 +55,7 @@ const RevocationListResult = Type.Object({
   count: Type.Integer({ description: 'Licenses on the list' }),
   revocationList: Type.String({
     description:
-      'Compact JWS (RS256, signed with the offline key, token_use service_revocation_list_v1) with revoked: [{sub, at}], version, iat, exp',
+      'Compact JWS (signed with the offline key of the app’s tokenAlgorithm: RS256 or EdDSA; token_use service_revocation_list_v1) with revoked: [{sub, at}], version, iat, exp',
   }),
   issuedAt: Timestamp,
   expiresAt: Timestamp,

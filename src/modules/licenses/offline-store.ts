@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
+import type { SigningAlgorithm } from '../../platform/db/schema.js';
 
 /**
  * The reads of offline activation and the revocation list, and the offline hold on a device.
@@ -8,17 +9,18 @@ import type { Db, Executor } from '../../platform/db/database.js';
  */
 
 /**
- * Licenses with what offline activation needs beside the record: the seller's tier, the
- * product's features (for effectiveFeatures) and its portal file validity (null without a
- * product); never a deleted seller's. Callers add whose.
+ * Licenses with what offline activation needs beside the record: the seller's tier, the app's
+ * token algorithm (which key signs the file), the product's features (for effectiveFeatures) and
+ * its portal file validity (null without a product); never a deleted seller's. Callers add whose.
  */
 export function offlineLicenses(executor: Executor) {
   return executor
     .selectFrom('licenses as l')
     .innerJoin('users as u', 'u.id', 'l.user_id')
+    .innerJoin('apps as a', 'a.id', 'l.app_id')
     .leftJoin('products as p', 'p.id', 'l.product_id')
     .selectAll('l')
-    .select(['u.tier', 'p.features as product_features', 'p.portal_license_file_days'])
+    .select(['u.tier', 'a.token_algorithm', 'p.features as product_features', 'p.portal_license_file_days'])
     .where('u.deleted_at', 'is', null);
 }
 
@@ -50,16 +52,16 @@ export async function holdDeviceOffline(
   return row !== undefined;
 }
 
-/** Whether the app exists and its seller's account is open. */
-export async function appIsOpen(executor: Executor, appId: string): Promise<boolean> {
+/** The app's token algorithm, when the app exists and its seller's account is open; else null. */
+export async function openAppAlgorithm(executor: Executor, appId: string): Promise<SigningAlgorithm | null> {
   const row = await executor
     .selectFrom('apps as a')
     .innerJoin('users as u', 'u.id', 'a.user_id')
-    .select('a.id')
+    .select('a.token_algorithm')
     .where('a.id', '=', appId)
     .where('u.deleted_at', 'is', null)
     .executeTakeFirst();
-  return row !== undefined;
+  return row?.token_algorithm ?? null;
 }
 
 /** The app's revoked and suspended licenses: id and when each last changed. */

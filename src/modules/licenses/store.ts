@@ -190,7 +190,8 @@ export interface VerificationAsk {
 
 /**
  * What verification needs, for many keys in one indexed read: each license, its product's
- * features, its seller's tier, and whether the device asked about is bound to it. Answers in the
+ * features, its seller's tier, its app's token algorithm, and whether the device asked about is
+ * bound to it. Answers in the
  * order asked, undefined where no license has the key (or its seller is deleted).
  */
 export async function findManyForVerification(executor: Executor, asked: readonly VerificationAsk[]) {
@@ -228,7 +229,10 @@ const verificationLookup = preparedStatement('license_verification_many', ['keys
     ]),
 );
 
-/** The license, its product's features and its seller's tier: what the cache holds. */
+/**
+ * The license, its product's features, its seller's tier and how its app's tokens are signed:
+ * what the cache holds.
+ */
 const VERIFICATION_COLUMNS = [
   'l.id',
   'l.app_id',
@@ -255,6 +259,7 @@ const VERIFICATION_COLUMNS = [
   'l.lease_seconds',
   'p.features as product_features',
   'u.tier',
+  'a.token_algorithm',
 ] as const;
 
 /** The columns above for licenses whose seller is not deleted. */
@@ -262,6 +267,7 @@ function verificationColumns(executor: Executor) {
   return executor
     .selectFrom('licenses as l')
     .innerJoin('users as u', 'u.id', 'l.user_id')
+    .innerJoin('apps as a', 'a.id', 'l.app_id')
     .leftJoin('products as p', 'p.id', 'l.product_id')
     .select(VERIFICATION_COLUMNS)
     .where('u.deleted_at', 'is', null);

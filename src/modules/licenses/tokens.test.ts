@@ -130,13 +130,18 @@ describe('license tokens', () => {
     const res = (await server.api.get('/licenses/jwks')).expect(200);
     assert.match(res.headers.get('cache-control') ?? '', /max-age=60\b/);
     for (const key of res.body.keys) {
-      assert.deepEqual(Object.keys(key).sort(), ['alg', 'e', 'kid', 'kty', 'n', 'purpose', 'use']);
+      assert.deepEqual(
+        Object.keys(key).sort(),
+        key.kty === 'RSA'
+          ? ['alg', 'e', 'kid', 'kty', 'n', 'purpose', 'use']
+          : ['alg', 'crv', 'kid', 'kty', 'purpose', 'use', 'x'],
+      );
     }
-    // A token key, and the offline key that signs license files and revocation lists.
-    assert.deepEqual(res.body.keys.map((key: { purpose: string }) => key.purpose).sort(), [
-      'offline',
-      'token',
-    ]);
+    // Of each algorithm a token key, and the offline key that signs license files and revocation lists.
+    assert.deepEqual(
+      res.body.keys.map((key: { purpose: string; alg: string }) => `${key.alg} ${key.purpose}`).sort(),
+      ['EdDSA offline', 'EdDSA token', 'RS256 offline', 'RS256 token'],
+    );
     assert.ok(!res.text.includes('PRIVATE'));
   });
 });
@@ -208,7 +213,9 @@ describe('introspection', () => {
 
     // The offline key signs license files and revocation lists, never a license token.
     const keySet = (await server.api.get('/licenses/jwks')).expect(200).body;
-    const offlineKid = keySet.keys.find((key: { purpose: string }) => key.purpose === 'offline').kid;
+    const offlineKid = keySet.keys.find(
+      (key: { purpose: string; alg: string }) => key.purpose === 'offline' && key.alg === 'RS256',
+    ).kid;
     const byOfflineKey = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: offlineKid })
       .sign(await storedSigningKey(server, offlineKid));
@@ -306,7 +313,7 @@ describe('key rotation', () => {
     const oldToken = (await verifyKey(license.key)).license_token;
     const oldKid = decodeProtectedHeader(oldToken).kid;
 
-    const { kid: newKid } = await server.service.modules.keyRing.rotate();
+    const { RS256: newKid } = (await server.service.modules.keyRing.rotate()).kids;
     const published = (await jwks()).keys.map((k) => k.kid);
     assert.ok(published.includes(newKid) && published.includes(oldKid as string));
     assert.equal(

@@ -12,8 +12,8 @@ import * as store from './store.js';
  * The verification cache, one per node, used by verification.ts for every lookup of a key (it
  * reads the store itself on a miss). It holds what verification decides with (status, expiry,
  * e-mail, metadata, device limit, features and the product's, whether it floats and its seats and
- * lease (for the per-key limit), app, seller and tier, and the devices seen bound with their
- * labels; never seats held, which are read each time) for recently
+ * lease (for the per-key limit), app and how its tokens are signed, seller and tier, and the
+ * devices seen bound with their labels; never seats held, which are read each time) for recently
  * verified licenses, keyed by a digest of the canonical key (keys are not kept), so a repeat
  * verify of a known key and device reads nothing. Unknown keys are not held.
  *
@@ -25,7 +25,8 @@ import * as store from './store.js';
  *
  * Invalidated by every write to what it holds, inside the writing transaction: `announceLicense`
  * (status, expiry, e-mail, metadata, device limit, features, a device released) and
- * `announceSeller` (tier, account deleted, a product's features: rare, so the whole seller)). Every node hears these on LISTEN and drops the entries; the writing node also
+ * `announceSeller` (tier, account deleted, a product's features, an app's tokenAlgorithm: rare, so
+ * the whole seller)). Every node hears these on LISTEN and drops the entries; the writing node also
  * calls `forget…` itself (after its commit where it owns the transaction), so its own next answer
  * is already fresh. A device binding is not
  * announced: it only adds, and a node that has not seen a device bound asks the database. Licenses
@@ -500,7 +501,10 @@ export function createVerificationCache({
       return notify(executor, LICENSE_CHANGED, licenseId);
     },
 
-    /** Sent inside the transaction that changes a seller's tier or deletes the account. */
+    /**
+     * Sent inside the transaction that changes a seller's tier, deletes the account, or changes
+     * what all of a seller's licenses of an app or product verify as.
+     */
     announceSeller(executor: Executor, sellerId: string): Promise<unknown> {
       return notify(executor, SELLER_CHANGED, sellerId);
     },

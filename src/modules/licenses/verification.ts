@@ -231,6 +231,7 @@ export function createVerification({
       .issue({
         licenseId: found.id,
         appId: found.app_id,
+        algorithm: found.token_algorithm,
         status: granted.status,
         hwBound: outcome.hwBound,
         sellerTier: found.tier,

@@ -27,6 +27,8 @@ export interface AppsTable {
   user_id: string;
   name: string;
   description: ColumnType<string, string | undefined, string>;
+  /** What signs the app's license tokens, license files and revocation lists (migration 0027). */
+  token_algorithm: ColumnType<SigningAlgorithm, SigningAlgorithm | undefined, SigningAlgorithm>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -215,6 +217,8 @@ export interface SigningKeysTable {
   sealed_private_key: string;
   /** What the key signs: license tokens, or license files and revocation lists (migration 0023). */
   purpose: SigningKeyPurpose;
+  /** The JWS algorithm the key signs with: an RSA key (RS256) or an Ed25519 key (EdDSA), migration 0027. */
+  algorithm: SigningAlgorithm;
   public_jwk: ColumnType<Record<string, unknown>, string, string>;
   published_at: Date;
   activates_at: Date;
@@ -222,6 +226,7 @@ export interface SigningKeysTable {
 }
 
 export type SigningKeyPurpose = 'token' | 'offline';
+export type SigningAlgorithm = 'RS256' | 'EdDSA';
 
 /** Each app's revocation list version, which only grows (migration 0023). */
 export interface RevocationListVersionsTable {
