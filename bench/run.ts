@@ -7,11 +7,12 @@ import { soak } from './soak.js';
 import type { StorageKind } from './storage.js';
 import { verifyPath } from './verify.js';
 import { webhookDelivery } from './webhooks.js';
+import { writePaths } from './writes.js';
 
 /**
  * `npm run bench [-- section… ] [--both]` prints markdown tables. Figures are only comparable
  * within one run: each is a ratio to a baseline measured in the same run, alternating with it.
- * - verify, scale, webhooks (the default): P1–P6, with the service, every baseline and the load
+ * - verify, scale, webhooks, writes (the default): P1–P6 and W1–W2 (writes: PostgreSQL only), with the service, every baseline and the load
  *   generator in processes of their own, on PGlite, or PostgreSQL when DATABASE_URL is set
  *   (BENCH_STORAGE=both or --both: each in turn);
  * - http, analytics: older in-process tables (the service inside the bench's process);
@@ -24,6 +25,7 @@ const perStorage: Record<string, (kind: StorageKind) => Promise<{ text: string; 
   verify: verifyPath,
   scale: verifyAtScale,
   webhooks: webhookDelivery,
+  writes: writePaths,
 };
 const once: Record<string, () => Promise<string>> = { http: httpOverhead, analytics: analyticsRoutes, soak };
 

@@ -36,6 +36,8 @@ const MAX_SEATS = 3;
 const SEAT_ANSWERS_PER_CYCLE = 12;
 /** Trial starts answered in each cycle before the kill, repeats among them. */
 const TRIAL_ANSWERS_PER_CYCLE = 6;
+/** Usage consumes answered in each cycle before the kill. */
+const USAGE_ANSWERS_PER_CYCLE = 10;
 const DAY = 86_400_000;
 
 after(async () => {
@@ -78,7 +80,7 @@ async function until(what: string, done: () => boolean, ms = 60_000): Promise<vo
   }
 }
 
-test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts and trial starts loses nothing, issues no license or trial twice, lends no seat too many and keeps each order's terms`, async (t) => {
+test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts, trial starts and usage consumes loses nothing, issues no license or trial twice, lends no seat too many, counts each use once and keeps each order's terms`, async (t) => {
   // Slow on purpose: each delivery and each mail is still unanswered when the process dies.
   // Seat events are many and small: a shorter wait keeps their endpoint from falling behind.
   const receiver = await startReceiver();
@@ -180,6 +182,31 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
       )
     ).expect(201).body;
     const openYearly = await startPurchase({ api }, yearly.id, 'yearly-buyer@example.com');
+    // A metered license consumed with an Idempotency-Key per use: retried after the kills, each
+    // use counts once, whether its node died before or after committing it.
+    const metered = (await api.post(`/apps/${app.id}/licenses`, { maxUses: 1_000_000 }, { token })).expect(
+      201,
+    ).body;
+    const consumes: { key: string; amount: number; answered: boolean }[] = [];
+    const consume = (client: HttpClient, use: { key: string; amount: number }) =>
+      client.post(
+        '/licenses/usage',
+        { key: metered.key, amount: use.amount },
+        { headers: { 'idempotency-key': use.key } },
+      );
+    const consumer = async (client: HttpClient, lane: string, alive: () => boolean) => {
+      for (let i = 0; alive(); i++) {
+        const use = { key: `use-${lane}-${i}`, amount: 1 + (i % 3), answered: false };
+        consumes.push(use);
+        try {
+          const res = await consume(client, use);
+          use.answered = res.status === 200 && res.body.consumed === true;
+        } catch {
+          return; // the process is gone
+        }
+        await sleep(5);
+      }
+    };
     const trials = trialLedger();
     const trialAnswers = () => trials.starts.filter((start) => start.status !== undefined).length;
     const seats = seatLedger();
@@ -223,9 +250,11 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
         mails: sink.started,
         seatAnswers: seats.calls.filter((call) => call.answer).length,
         trialAnswers: trialAnswers(),
+        usageAnswers: consumes.filter((use) => use.answered).length,
       };
       let alive = true;
       const buyers = [0, 1, 2].map((lane) => buyer(api, `${cycle}-${lane}`, () => alive));
+      const consumers = [0, 1].map((lane) => consumer(api, `${cycle}-${lane}`, () => alive));
       // The same devices every cycle (each always on one lane), so seats outlive the kills.
       const devices = [0, 1].map((lane) =>
         seatLane({
@@ -255,11 +284,12 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
           receiver.requests.length > seen.deliveries &&
           sink.started > seen.mails &&
           seats.calls.filter((call) => call.answer).length >= seen.seatAnswers + SEAT_ANSWERS_PER_CYCLE &&
-          trialAnswers() >= seen.trialAnswers + TRIAL_ANSWERS_PER_CYCLE,
+          trialAnswers() >= seen.trialAnswers + TRIAL_ANSWERS_PER_CYCLE &&
+          consumes.filter((use) => use.answered).length >= seen.usageAnswers + USAGE_ANSWERS_PER_CYCLE,
       );
       await crash(node.proc);
       alive = false;
-      await Promise.all([...buyers, ...devices, starter]);
+      await Promise.all([...buyers, ...devices, starter, ...consumers]);
       // What this run sent and had not settled when it died: the only receipts that may repeat.
       const settled = await withDatabase(settledReceipts);
       const sentThisRun = new Set(receiver.requests.slice(seen.deliveries).map(receiptOf));
@@ -281,9 +311,29 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
         .set({ leased_until: null })
         .where('status', '=', 'pending')
         .execute();
+      // And the Idempotency-Key claims a killed node left in progress, which no retry takes over
+      // before they expire (a day): nothing of their work committed, as it commits with its answer.
+      await db
+        .updateTable('idempotency_keys')
+        .set({ created_at: new Date(Date.now() - 25 * 60 * 60_000) })
+        .where('state', '=', 'in_progress')
+        .execute();
     });
     node = await serve(env);
     api = httpClient(`${node.api}/v1`);
+    // Every use retried with its key: the ones answered replay, the others count now or replay
+    // what their killed node committed; the count is then exactly every use sent.
+    for (const use of consumes) {
+      const res = (await consume(api, use)).expect(200);
+      assert.equal(res.body.consumed, true, `${use.key}: ${res.text}`);
+      if (use.answered) assert.equal(res.headers.get('idempotent-replayed'), 'true', use.key);
+    }
+    const usage = (await api.get(`/apps/${app.id}/licenses/${metered.id}/usage`, { token })).expect(200).body;
+    assert.equal(
+      usage.uses,
+      consumes.reduce((sum, use) => sum + use.amount, 0),
+      'each use counted once',
+    );
     (await api.patch(`/products/${yearly.id}`, { interval: 'month', price: 12 }, { token })).expect(200);
     const yearlyPaid = (await confirmPurchase({ api }, openYearly, GOOD_CARD)).expect(200).body;
     assert.equal(yearlyPaid.transactionStatus, 'paid');
@@ -387,6 +437,7 @@ test(`on ${storage}, kill -9 during deliveries, mail, purchases, seat checkouts 
         `${[...expected.releases.values()].reduce((a, b) => a + b, 0)} given back, ${held.size} held at the end); ` +
         `${started.length} purchases started, ${acknowledged.size} confirmed before a kill; ` +
         `${trials.starts.length} trial starts, ${trialsSeen.acknowledged.length} answered 201; ` +
+        `${consumes.length} usage consumes, ${consumes.filter((use) => use.answered).length} answered before a kill; ` +
         `${repeats(receiver.requests.map(receiptOf))} webhook repeats (${inFlight} in flight at a kill) and ` +
         `${repeats(sink.messages.map((m) => /^Message-ID: (\S+)/im.exec(m.raw)?.[1]))} mail repeats`,
     );

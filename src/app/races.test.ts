@@ -132,6 +132,139 @@ describe('floating seats', () => {
   });
 });
 
+describe('usage quotas', () => {
+  test('fifty consumes at once on a ten-use license take exactly ten uses, whatever their amounts', async () => {
+    const seller = await sellerWithApp(server);
+    await repeat(
+      async (trial) => {
+        const license = await issueLicense(server, seller, { maxUses: 10 });
+        // Ones on even trials (exactly ten succeed); ones, twos and threes on odd ones.
+        const amounts = Array.from({ length: 50 }, (_, i) => (trial % 2 === 0 ? 1 : 1 + (i % 3)));
+        const answers = await Promise.all(
+          amounts.map((amount) => server.api.post('/licenses/usage', { key: license.key, amount })),
+        );
+        const violations: string[] = [];
+        for (const res of answers) if (res.status !== 200) violations.push(`usage answered ${res.status}`);
+        const taken = answers.reduce(
+          (sum, res, i) => sum + (res.body?.consumed ? (amounts[i] as number) : 0),
+          0,
+        );
+        const usage = (
+          await server.api.get(`/apps/${seller.appId}/licenses/${license.id}/usage`, { token: seller.token })
+        ).expect(200).body;
+        if (usage.uses !== taken) violations.push(`${usage.uses} stored, ${taken} answered consumed`);
+        if (taken > 10) violations.push(`${taken} uses of 10`);
+        if (trial % 2 === 0 && taken !== 10) violations.push(`${taken} single uses consumed`);
+        for (const res of answers)
+          if (res.body && !res.body.consumed && res.body.code !== 'usage_exhausted')
+            violations.push(`refused with ${res.body.code}`);
+        return violations;
+      },
+      Math.ceil(TRIALS / 4),
+    );
+  });
+});
+
+describe('a product’s policy applied while its licenses verify', () => {
+  test('no verify fails, no license passes the limit it had when it bound, and the new limit holds after', async () => {
+    const seller = await sellerWithApp(server);
+    await repeat(
+      async () => {
+        const product = (
+          await server.api.post(
+            '/products',
+            {
+              appId: seller.appId,
+              name: 'Raced',
+              price: 5,
+              currency: 'USD',
+              licensePolicy: { model: 'node_locked', maxDevices: 4 },
+            },
+            { token: seller.token },
+          )
+        ).expect(201).body;
+        const license = await issueLicense(server, seller, { productId: product.id });
+        (
+          await server.api.patch(
+            `/products/${product.id}`,
+            { licensePolicy: { model: 'node_locked', maxDevices: 2, maxUses: 5 } },
+            { token: seller.token },
+          )
+        ).expect(200);
+        const [applied, ...answers] = await Promise.all([
+          server.api.post(`/products/${product.id}/license-policy/apply`, {}, { token: seller.token }),
+          ...Array.from({ length: 8 }, (_, i) =>
+            server.api.post('/licenses/verify', { key: license.key, hwuid: `device-${i}` }),
+          ),
+        ]);
+        const violations: string[] = [];
+        if (applied?.status !== 200) violations.push(`apply answered ${applied?.status}`);
+        for (const res of answers) if (res.status !== 200) violations.push(`verify answered ${res.status}`);
+        const stored = (
+          await server.api.get(`/apps/${seller.appId}/licenses/${license.id}`, { token: seller.token })
+        ).expect(200).body;
+        if (stored.maxDevices !== 2 || stored.maxUses !== 5)
+          violations.push(`limits ${stored.maxDevices}/${stored.maxUses}`);
+        const valid = answers.filter((res) => res.body?.valid === true).length;
+        if (stored.deviceCount !== valid)
+          violations.push(`${stored.deviceCount} bound, ${valid} answered valid`);
+        if (valid > 4) violations.push(`${valid} devices on a license that allowed 4`);
+        // After the apply, a new device binds only below the new limit.
+        const late = (await server.api.post('/licenses/verify', { key: license.key, hwuid: 'late' })).expect(
+          200,
+        ).body;
+        if (late.valid !== stored.deviceCount < 2)
+          violations.push(`a late device answered valid ${late.valid}`);
+        return violations;
+      },
+      Math.ceil(TRIALS / 4),
+    );
+  });
+});
+
+describe('a seller releasing a seat while its device heartbeats', () => {
+  test('the seat ends held or free as the answers say, never over the limit, with one release event per release', async () => {
+    const seller = await sellerWithApp(server);
+    await repeat(
+      async () => {
+        const license = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
+        (await server.api.post('/licenses/checkout', { key: license.key, hwuid: 'holder' })).expect(200);
+        const [released, heartbeat, other] = await Promise.all([
+          server.api.delete(`/apps/${seller.appId}/licenses/${license.id}/seats/holder`, {
+            token: seller.token,
+          }),
+          server.api.post('/licenses/checkout', { key: license.key, hwuid: 'holder' }),
+          server.api.post('/licenses/checkout', { key: license.key, hwuid: 'other' }),
+        ]);
+        const violations: string[] = [];
+        if (released?.status !== 204) violations.push(`release answered ${released?.status}`);
+        if (heartbeat?.status !== 200 || other?.status !== 200) violations.push('a checkout failed');
+        const seats = (
+          await server.api.get(`/apps/${seller.appId}/licenses/${license.id}/seats`, { token: seller.token })
+        ).expect(200).body;
+        if (seats.total > 1) violations.push(`${seats.total} seats of 1`);
+        const holders = seats.seats.map((seat: { hwuid: string }) => seat.hwuid);
+        if (heartbeat?.body.valid && other?.body.valid)
+          violations.push('both devices were told they hold the seat');
+        if (other?.body.valid && !holders.includes('other'))
+          violations.push('other was told it holds a seat it does not');
+        const events = await server.db
+          .selectFrom('events')
+          .select(['type', 'data'])
+          .where('user_id', '=', seller.user.id)
+          .where('type', '=', 'license.seat.released')
+          .execute();
+        const mine = events.filter(
+          (event) => (event.data as { licenseId?: string }).licenseId === license.id,
+        );
+        if (mine.length !== 1) violations.push(`${mine.length} release events`);
+        return violations;
+      },
+      Math.ceil(TRIALS / 4),
+    );
+  });
+});
+
 describe('subscription cancel and renewal charge', () => {
   test('a renewal is never recorded after the cancel, and a refused one changes nothing', async (t) => {
     const seller = await sellerWithApp(server);

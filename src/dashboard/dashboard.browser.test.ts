@@ -211,6 +211,16 @@ describe('the seller dashboard in a browser', () => {
     await details.getByLabel('Devices per license').fill('3');
     await details.getByLabel('License valid for (days)').fill('365');
     await details.getByText('Each license sold works on up to 3 devices, for 365 days.').waitFor();
+    await details.getByLabel('Must go online every (days)').fill('30');
+    await details.getByLabel('Grace (days)').fill('7');
+    await details.getByLabel('When a license ends').selectOption('maintain_access');
+    await details.getByLabel('Uses per license').fill('500');
+    await details.getByLabel('Count starts again').selectOption('month');
+    await details
+      .getByText(
+        'Each license sold works on up to 3 devices, for 365 days; it must go online every 30 days (7 days of grace); once it ends it keeps working as it was; 500 uses a month.',
+      )
+      .waitFor();
     await details.getByRole('button', { name: 'Save product' }).click();
     await status(page).filter({ hasText: 'Product saved' }).waitFor();
     assert.deepEqual((await server.api.get(`/products/${productId}`, { token: key })).body.licensePolicy, {
@@ -219,6 +229,11 @@ describe('the seller dashboard in a browser', () => {
       maxSeats: null,
       leaseSeconds: null,
       validityDays: 365,
+      checkInDays: 30,
+      graceDays: 7,
+      expiryStrategy: 'maintain_access',
+      maxUses: 500,
+      usesResetInterval: 'month',
     });
     await screenshot(page, 'dashboard-product');
 
