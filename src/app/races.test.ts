@@ -244,8 +244,10 @@ describe('a seller releasing a seat while its device heartbeats', () => {
         ).expect(200).body;
         if (seats.total > 1) violations.push(`${seats.total} seats of 1`);
         const holders = seats.seats.map((seat: { hwuid: string }) => seat.hwuid);
-        if (heartbeat?.body.valid && other?.body.valid)
-          violations.push('both devices were told they hold the seat');
+        // Both told valid only in one order: the heartbeat, then the release, then the other's
+        // checkout, which then holds the one seat.
+        if (heartbeat?.body.valid && other?.body.valid && holders.join() !== 'other')
+          violations.push(`both devices were told they hold the seat; held: ${holders.join()}`);
         if (other?.body.valid && !holders.includes('other'))
           violations.push('other was told it holds a seat it does not');
         const events = await server.db

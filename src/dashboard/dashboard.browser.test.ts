@@ -221,8 +221,13 @@ describe('the seller dashboard in a browser', () => {
         'Each license sold works on up to 3 devices, for 365 days; it must go online every 30 days (7 days of grace); once it ends it keeps working as it was; 500 uses a month.',
       )
       .waitFor();
-    await details.getByRole('button', { name: 'Save product' }).click();
-    await status(page).filter({ hasText: 'Product saved' }).waitFor();
+    // The status still says the last save's "Product saved": wait for this save's answer instead.
+    await Promise.all([
+      page.waitForResponse(
+        (res) => res.request().method() === 'PATCH' && res.url().endsWith(`/products/${productId}`),
+      ),
+      details.getByRole('button', { name: 'Save product' }).click(),
+    ]);
     assert.deepEqual((await server.api.get(`/products/${productId}`, { token: key })).body.licensePolicy, {
       model: 'node_locked',
       maxDevices: 3,

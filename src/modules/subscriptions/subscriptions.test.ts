@@ -141,6 +141,22 @@ describe('a renewal charge', () => {
     assert.equal(status.transactionStatus, 'paid');
   });
 
+  test('starts a quota that resets at each renewal again from zero; one that never resets keeps its count', async () => {
+    const s = await subscribe(GOOD_CARD, {
+      licensePolicy: { model: 'unlimited', maxUses: 20, usesResetInterval: 'renewal' },
+    });
+    const use = async (key: string, amount: number) =>
+      (await server.api.post('/licenses/usage', { key, amount })).expect(200).body;
+    assert.equal((await use(s.licenseKey, 15)).uses_remaining, 5);
+    const kept = await subscribe(GOOD_CARD, { licensePolicy: { model: 'unlimited', maxUses: 20 } });
+    assert.equal((await use(kept.licenseKey, 15)).uses_remaining, 5);
+    clock.advance(28 * DAY);
+    (await charge(renewal(s))).expect(200);
+    (await charge(renewal(kept))).expect(200);
+    assert.equal((await verify(s.licenseKey)).uses_remaining, 20, 'a new period of use');
+    assert.equal((await verify(kept.licenseKey)).uses_remaining, 5, 'never resets');
+  });
+
   test('sent ten times at once, charges once and moves the period once', async () => {
     const s = await subscribe();
     const before = await subscriptionOf(s);

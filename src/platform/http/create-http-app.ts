@@ -18,6 +18,7 @@ import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../err
 import type { Log } from '../log.js';
 import type { RequestRecorder } from '../metrics.js';
 import { RETRY_AFTER_SECONDS, requestIdOf } from './conventions.js';
+import { EXPOSED_HEADERS } from './cors.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
 import { requestLog } from './request-log.js';
 import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
@@ -104,6 +105,7 @@ export const DEFAULT_BODY_LIMIT = 256 * 1024;
  * every response, strict validation and the route-level auth requirement.
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const shedding = new EarlyShedding(options.log);
   const app = Fastify({
     loggerInstance: options.log,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -123,7 +125,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       else sendError(request, reply, 'bad_request', 'The request URL is malformed');
     },
     clientErrorHandler: answerClientError,
-    serverFactory: createServer,
+    serverFactory: (handler, serverOptions) => createServer(handler, serverOptions, shedding),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const catalog: RouteInfo[] = [];
@@ -153,13 +155,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   if (options.overload?.maxEventLoopDelayMs)
-    registerEventLoopShedding(app as unknown as FastifyInstance, options.overload.maxEventLoopDelayMs);
+    registerEventLoopShedding(
+      app as unknown as FastifyInstance,
+      options.overload.maxEventLoopDelayMs,
+      shedding,
+    );
 
   // Before the in-flight hook: a violation answers again, and that answer settles the request.
   checkResponseContract(app as unknown as HttpApp, options.responseContract ?? 'off');
 
   const inFlight = new InFlight();
   inFlightRequests.set(app, inFlight);
+  const maxInFlight = options.overload?.maxInFlight;
+  if (maxInFlight !== undefined) shedding.watch(() => inFlight.size > maxInFlight);
   // onSend runs once the handler is done, even for a client that has gone; onResponse covers
   // anything that ends without a payload.
   // The hooks every request runs are written with callbacks, not async functions: an async hook
@@ -263,12 +271,18 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
  * in-flight hook) and the event loop's mean delay, watched by @fastify/under-pressure. Routes
  * marked `alwaysAnswer` (health) are served regardless, so probes see a busy node as alive.
  */
-function registerEventLoopShedding(app: FastifyInstance, maxEventLoopDelay: number): void {
+function registerEventLoopShedding(
+  app: FastifyInstance,
+  maxEventLoopDelay: number,
+  shedding: EarlyShedding,
+): void {
   const sampleInterval = 500;
   // The first samples measure start-up (compiling every route's schemas), not load.
   let judgeFrom = Number.POSITIVE_INFINITY;
   app.addHook('onReady', async () => {
     judgeFrom = Date.now() + 2 * sampleInterval;
+    const pressured = app as FastifyInstance & { isUnderPressure(): boolean };
+    shedding.watch(() => Date.now() >= judgeFrom && pressured.isUnderPressure());
   });
   app.register(underPressure, {
     maxEventLoopDelay,
@@ -380,10 +394,15 @@ export function sendError(
 function createServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   options: FastifyServerOptions,
+  shedding: EarlyShedding,
 ) {
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
     if (req.httpVersion === '1.1' && req.headers.host === undefined) {
       answerOutsideRoutes(res, 'bad_request', 'An HTTP/1.1 request must send a Host header');
+      return;
+    }
+    if (shedding.sheds(req)) {
+      answerOverloaded(req, res);
       return;
     }
     handler(req, res);
@@ -394,6 +413,68 @@ function createServer(
   server.setTimeout(options.connectionTimeout ?? 0);
   if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
   return server;
+}
+
+/** Paths answered whatever the load (the routes marked alwaysAnswer): probes see a busy node as alive. */
+const ALWAYS_ANSWERED = new Set(['/healthz', '/readyz', '/v1/health', '/v1/health/ready']);
+/** How often the count of requests shed before routing is logged while it grows. */
+const SHED_LOG_EVERY_MS = 10_000;
+
+/**
+ * Shedding before Fastify sees the request. Past its capacity (the signals of registerEventLoopShedding
+ * and the in-flight bound) a node refused new requests with the same 503 from Fastify's first
+ * hook, but the routing, request objects and hooks that refusal ran cost enough that a burst of
+ * 2,000 connections left hundreds of clients timing out where a bare node:http server answering 503
+ * lost none (docs/performance.md, "Memory and overload"). Here the listener's own request handler
+ * answers them, with the same body and headers, before any of that; metrics see none of these
+ * (they never reach a route), so their count is logged instead.
+ */
+class EarlyShedding {
+  private readonly signals: (() => boolean)[] = [];
+  private shed = 0;
+  private loggedAt = 0;
+
+  constructor(private readonly log: Log) {}
+
+  /** Adds a signal: while any says so, new requests are shed. */
+  watch(overloaded: () => boolean): void {
+    this.signals.push(overloaded);
+  }
+
+  sheds(req: IncomingMessage): boolean {
+    if (this.signals.length === 0 || !this.signals.some((overloaded) => overloaded())) return false;
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    if (ALWAYS_ANSWERED.has(query === -1 ? url : url.slice(0, query))) return false;
+    this.shed++;
+    const now = Date.now();
+    if (now - this.loggedAt >= SHED_LOG_EVERY_MS) {
+      this.loggedAt = now;
+      this.log.warn({ shed: this.shed }, 'http.overloaded.shed');
+    }
+    return true;
+  }
+}
+
+/** 503 overloaded, as a route's error answers it, for a request shed before routing. */
+function answerOverloaded(req: IncomingMessage, res: ServerResponse): void {
+  const requestId = requestIdOf(req.headers['x-request-id']);
+  const body = JSON.stringify({
+    error: { code: 'overloaded', message: 'The service is over capacity; retry shortly', requestId },
+  });
+  const headers: http.OutgoingHttpHeaders = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    'retry-after': RETRY_AFTER_SECONDS,
+  };
+  // The routes pages may call (all under /v1/licenses/) answer their failures with CORS headers.
+  if (req.url?.startsWith('/v1/licenses/')) {
+    headers['access-control-allow-origin'] = '*';
+    headers['access-control-expose-headers'] = EXPOSED_HEADERS;
+  }
+  res.writeHead(ERROR_STATUS.overloaded, headers);
+  res.end(body);
 }
 
 /** The one error body for a request Fastify never sees. */

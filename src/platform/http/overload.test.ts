@@ -30,6 +30,8 @@ describe('a node beyond its capacity', () => {
         assert.equal(res.status, 503, res.text);
         assert.equal(res.body.error.code, 'overloaded');
         assert.ok(Number(res.headers.get('retry-after')) > 0);
+        // Shed before routing, it still answers in the one error body, under its request id.
+        assert.equal(res.body.error.requestId, res.headers.get('x-request-id'));
       }
     }
     assert.ok(shed.length > 0, 'some of the burst was shed');
