@@ -1002,7 +1002,8 @@ export async function consumeUses(
     ),
     crossed as (
       select ${input.eventIds.threshold}::uuid as event_id, 'license.usage.threshold' as type, c.*
-      from consumed c where c.before * 5 < c.max_uses * 4 and c.uses * 5 >= c.max_uses * 4
+      -- In bigint: a quota near its largest (10^9) times 4 is past an integer's range.
+      from consumed c where c.before * 5 < c.max_uses::bigint * 4 and c.uses * 5 >= c.max_uses::bigint * 4
       union all
       select ${input.eventIds.exhausted}::uuid, 'license.usage.exhausted', c.*
       from consumed c where c.uses >= c.max_uses and c.before < c.max_uses

@@ -278,6 +278,21 @@ describe('usage quotas', () => {
     assert.equal((await consume({ key: plain.key, amount: 1 })).expect(200).body.code, 'no_usage_quota');
   });
 
+  test('the largest quota counts and crosses its threshold like any other', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxUses: 1_000_000_000 });
+    const first = (await consume({ key: license.key, amount: 1 })).expect(200).body;
+    assert.equal(first.consumed, true);
+    assert.equal(first.uses_remaining, 999_999_999);
+    const path = `/apps/${seller.appId}/licenses/${license.id}/usage`;
+    (await server.api.put(path, { uses: 799_999_999 }, { token: seller.token })).expect(200);
+    assert.equal((await consume({ key: license.key, amount: 1 })).expect(200).body.uses, 800_000_000);
+    const events = (await eventsForUser(server.db, seller.user.id)).filter(
+      (e) => e.type === 'license.usage.threshold',
+    );
+    assert.equal(events.length, 1);
+  });
+
   test('a node-locked license consumes only on a bound device; a suspended one consumes nothing', async () => {
     const seller = await sellerWithApp(server);
     const license = await issueLicense(server, seller, { maxDevices: 1, maxUses: 3 });
