@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, notFound } from '../../platform/errors.js';
 import { fromMinorUnits, toMinorUnits } from '../../platform/money.js';
+import type { PaymentServiceDeps } from './deps.js';
 import type { Fulfilment } from './fulfil-order.js';
 import type { OrderOpening, OrderRequest } from './open-order.js';
-import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
 
 /** The crypto partner's payments: a charge on its hosted page, and its signed callback. */

@@ -1,5 +1,5 @@
 import type { Executor } from '../../platform/db/database.js';
-import type { BillingInterval, OrderRow } from '../../platform/db/schema.js';
+import type { OrderRow } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import { fromDecimalString } from '../../platform/money.js';
@@ -7,21 +7,9 @@ import { sameSecret } from '../../platform/secrets.js';
 import { type MerchantEventType, recordEvent } from '../events/index.js';
 import { effectiveStatus } from '../licenses/index.js';
 import { policyExpiry, storedPolicy } from '../products/index.js';
+import type { PaymentServiceDeps } from './deps.js';
 import type { SavedCard } from './partner.js';
-import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
-
-export type SubscriptionOpener = (
-  trx: Executor,
-  input: {
-    order: OrderRow;
-    licenseId: string;
-    savedCard: SavedCard;
-    interval: BillingInterval;
-    currentPeriodEnd: Date;
-    now: Date;
-  },
-) => Promise<{ id: string }>;
 
 /** A payment as its partner sees it now, whichever partner took it. */
 interface PaymentState {

@@ -7,8 +7,8 @@ import { AppError, notFound } from '../../platform/errors.js';
 import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { newId } from '../../platform/ids.js';
 import { fromDecimalString, toMinorUnits } from '../../platform/money.js';
+import type { PaymentServiceDeps } from './deps.js';
 import type { PaymentIntentCreated } from './schemas.js';
-import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
 
 /** What opens an order: the product, the buyer, and the checkout's own references. */

@@ -1,26 +1,8 @@
 import { AppError, notFound } from '../../platform/errors.js';
 import { fromDecimalString, fromMinorUnits } from '../../platform/money.js';
+import type { PartnerEvent, PaymentServiceDeps } from './deps.js';
 import { type Fulfilment, recordMerchantEvent } from './fulfil-order.js';
-import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
-
-/** The part of a partner event this service reads. */
-export interface PartnerEvent {
-  id: string;
-  type: string;
-  data: {
-    object: {
-      id?: string;
-      object?: string;
-      payment_intent?: string | null;
-      amount?: number;
-      currency?: string;
-      reason?: string;
-      status?: string;
-      evidence_details?: { due_by?: number | null } | null;
-    };
-  };
-}
 
 /** Partner events that say a payment changed; each is answered by re-reading the payment. */
 const PAYMENT_EVENTS = new Set([

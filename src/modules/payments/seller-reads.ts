@@ -2,8 +2,8 @@ import type { DisputeRow, OrderStatus } from '../../platform/db/schema.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import { fromDecimalString } from '../../platform/money.js';
+import type { PaymentServiceDeps } from './deps.js';
 import { MAX_BATCH } from './schemas.js';
-import type { PaymentServiceDeps } from './service.js';
 import * as store from './store.js';
 
 type Window = 'all' | 'today' | 'week' | 'month';

@@ -1,18 +1,17 @@
 import fs from 'node:fs';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { IN_MEMORY_DATA_DIR } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { classifyDriverError } from './errors.js';
+import type { Db, QueryObserver } from './executor.js';
 import type { ListenTarget } from './notifications.js';
 import { PGlitePool } from './pglite-pool.js';
 import { namedStatement } from './prepared.js';
 import type { Schema } from './schema.js';
 
-export type Db = Kysely<Schema>;
-/** What a store function runs on: the database itself or an open transaction. */
-export type Executor = Kysely<Schema> | Transaction<Schema>;
+export type { Db, Executor, QueryObserver } from './executor.js';
 
 export interface Database {
   readonly db: Db;
@@ -49,9 +48,6 @@ export interface PoolStats {
   idle: number;
   waiting: number;
 }
-
-/** Told the seconds each statement took, answered or failed (the query-time metric). */
-export type QueryObserver = (seconds: number) => void;
 
 const PG_INT8 = 20;
 const CONNECT_TIMEOUT_MS = 5_000;

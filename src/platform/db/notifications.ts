@@ -3,7 +3,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Log } from '../log.js';
-import type { Executor } from './database.js';
+import type { Executor } from './executor.js';
 
 /**
  * PostgreSQL LISTEN/NOTIFY for every node: what one node commits, the others hear about within

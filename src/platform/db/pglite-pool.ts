@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type PGlite, parse, protocol } from '@electric-sql/pglite';
-import type { QueryObserver } from './database.js';
 import { classifyDriverError } from './errors.js';
+import type { QueryObserver } from './executor.js';
 import { namedStatement } from './prepared.js';
 
 /**

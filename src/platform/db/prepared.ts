@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
-import type { Executor } from './database.js';
+import type { Executor } from './executor.js';
 
 /**
  * Statements run thousands of times a second (the verification lookup on a cache miss) or in the

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { HttpApp } from './create-http-app.js';
+import type { HttpApp } from './http-app.js';
 import { noContent } from './responses.js';
 
 /**

@@ -4,14 +4,12 @@ import type { Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import underPressure from '@fastify/under-pressure';
 import Fastify, {
-  type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
   LogController,
-  type RawServerDefault,
 } from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
@@ -19,6 +17,7 @@ import type { Log } from '../log.js';
 import type { RequestRecorder } from '../metrics.js';
 import { RETRY_AFTER_SECONDS, requestIdOf } from './conventions.js';
 import { EXPOSED_HEADERS } from './cors.js';
+import type { HttpApp } from './http-app.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
 import { requestLog } from './request-log.js';
 import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
@@ -27,13 +26,7 @@ import { NoQuery } from './schemas.js';
 import { findUnstorableValue, validationDetails, validatorCompiler } from './validation.js';
 
 /** The app type every module registers its routes on (TypeBox-typed requests). */
-export type HttpApp = FastifyInstance<
-  RawServerDefault,
-  IncomingMessage,
-  ServerResponse,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
+export type { HttpApp } from './http-app.js';
 
 export interface RouteInfo {
   method: string;

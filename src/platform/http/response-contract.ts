@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { HttpApp } from './create-http-app.js';
+import type { HttpApp } from './http-app.js';
 
 /**
  * Responses checked against the schemas their routes declare, so a response cannot drift from
