@@ -118,13 +118,22 @@ export class LicensingClient {
   // checkIn (default true): the call is the client's online check-in; false asks without one.
   // `name` and `platform` (DeviceLabel) go with the hwuid, for the seller's and buyer's lists.
   verify = (input: { key: string; hwuid?: string; appId: string; checkIn?: boolean } & DeviceLabel) =>
-    this.repeatable<VerificationResult>('POST', '/licenses/verify', input);
+    this.checkingIn('/licenses/verify', input);
   validateHardware = (
     input: { key: string; hwuid: string; appId: string; checkIn?: boolean } & DeviceLabel,
-  ) => this.repeatable<VerificationResult>('POST', '/licenses/validate-hardware', input);
+  ) => this.checkingIn('/licenses/validate-hardware', input);
   /** Takes a seat on a floating license, or renews the one this device holds (the heartbeat). */
   checkout = (input: { key: string; hwuid: string; appId: string; checkIn?: boolean } & DeviceLabel) =>
-    this.repeatable<VerificationResult>('POST', '/licenses/checkout', input);
+    this.checkingIn('/licenses/checkout', input);
+  /**
+   * A client's online call. A license past its check-in deadline answers check_in_overdue once
+   * and records the check-in: the call is made again, and answers as the license now stands.
+   */
+  private checkingIn = async (path: string, input: { checkIn?: boolean }) => {
+    const answer = await this.repeatable<VerificationResult>('POST', path, input);
+    if (answer.code !== 'check_in_overdue' || input.checkIn === false) return answer;
+    return this.repeatable<VerificationResult>('POST', path, input);
+  };
   /**
    * Consumes `amount` uses of the license's quota, all or none. Sent with an idempotency key
    * (yours, or one made per call), so a retried consume counts once.

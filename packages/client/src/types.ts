@@ -18,7 +18,7 @@ export interface VerificationResult {
     | 'seat_not_held'
     /** A trial license and a device that already had another trial of the product. */
     | 'trial_already_used'
-    /** Asked with checkIn: false, and past the license's check-in deadline. */
+    /** Past the license's check-in deadline (the call checked in unless it said checkIn: false). */
     | 'check_in_overdue';
   /** ACTIVE, TRIAL (a free trial until expiresAt), EXPIRED, SUSPENDED, REVOKED or NOT_FOUND. */
   status: string;

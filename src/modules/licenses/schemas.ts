@@ -214,7 +214,7 @@ export const Hwuid = Type.String({
 const CheckIn = Type.Optional(
   Type.Boolean({
     description:
-      'Default true: this call is the client’s online check-in. false asks without checking in: a license past its check-in deadline then answers check_in_overdue',
+      'Default true: this call is the client’s online check-in. A license past its check-in deadline answers check_in_overdue, and the check-in is recorded so the next call succeeds; false asks without checking in',
   }),
 );
 /**

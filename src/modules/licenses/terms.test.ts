@@ -4,6 +4,7 @@ import { decodeJwt } from 'jose';
 import {
   createOfflineActivationRequest,
   LicenseFileError,
+  LicensingClient,
   verifyLicenseFile,
 } from '../../../packages/client/src/index.js';
 import {
@@ -93,7 +94,11 @@ describe('check-in', () => {
     ).expect(200).body;
     assert.ok(Date.parse(seen.checkInBy) < clock.now().getTime(), 'the seller sees it overdue');
 
-    // The client comes online: its verify is the check-in, and the license is in good standing again.
+    // The client comes online: its verify is told it was overdue and is the check-in, so the
+    // next one finds the license in good standing again.
+    const late = await verify({ key, hwuid: 'pc-1' });
+    assert.equal(late.valid, false);
+    assert.equal(late.code, 'check_in_overdue');
     const back = await verify({ key, hwuid: 'pc-1' });
     assert.equal(back.valid, true);
     assert.equal(back.check_in_by, new Date(clock.now().getTime() + 9 * DAY_MS).toISOString());
@@ -102,6 +107,19 @@ describe('check-in', () => {
       await server.api.get(`/apps/${seller.appId}/licenses/${license.id}`, { token: seller.token })
     ).expect(200).body;
     assert.equal(after.lastCheckInAt, clock.now().toISOString(), 'recorded before the answer');
+  });
+
+  test('the SDK’s verify makes the check-in of an overdue license and answers as it then stands', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { checkInDays: 1 });
+    const client = new LicensingClient({ baseUrl: server.service.coreUrl });
+    assert.equal((await client.verify({ key: license.key, appId: seller.appId })).valid, true);
+    clock.advance(2 * DAY_MS);
+    const asked = await client.verify({ key: license.key, appId: seller.appId, checkIn: false });
+    assert.equal(asked.code, 'check_in_overdue', 'asked without checking in: overdue');
+    const checked = await client.verify({ key: license.key, appId: seller.appId });
+    assert.equal(checked.valid, true);
+    assert.equal(checked.check_in_by, new Date(clock.now().getTime() + DAY_MS).toISOString());
   });
 
   test('a license file carries check_in_by, and the SDK refuses it past that as check_in_overdue', async () => {

@@ -22,6 +22,16 @@ export async function recordCheckIn(executor: Executor, licenseId: string, now: 
     .execute();
 }
 
+/** The license's last recorded check-in (null: none since its issue). */
+export async function checkedInAt(executor: Executor, licenseId: string): Promise<Date | null> {
+  const row = await executor
+    .selectFrom('licenses')
+    .select('checked_in_at')
+    .where('id', '=', licenseId)
+    .executeTakeFirst();
+  return row?.checked_in_at ?? null;
+}
+
 /** The usage count of a license as it stands (verify reads it each time, as it reads seats). */
 export function usageOf(executor: Executor, licenseId: string) {
   return usageRead.run(executor, { id: licenseId }).then((result) => result.rows[0]);

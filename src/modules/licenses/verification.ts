@@ -255,26 +255,46 @@ export function createVerification({
   }
 
   /**
-   * Whether the license's check-in holds: an online verify checks in (unless it says
+   * Whether the license's check-in holds. An online verify is a check-in (unless it says
    * checkIn: false), written at most every CHECK_IN_STEP_MS, so a verify answered from memory
-   * stays so; one that does not check in finds the license overdue past its deadline. A write
-   * the database refuses (an outage) does not refuse the client: it checked in, and the next
-   * step writes it.
+   * stays so. Past the deadline (check-in days and grace since the last one) the license is
+   * overdue: the verify that finds it so answers check_in_overdue and records the check-in, so
+   * the client's next online verify succeeds; one with checkIn: false only answers overdue. A
+   * node whose memory says overdue asks the database first (another node may have had the
+   * check-in). A write the database refuses (an outage) does not refuse the client.
    */
   function checkedIn(found: LicenseState, checkIn: boolean, now: Date): Later<boolean> {
     if (found.check_in_days === null) return true;
-    if (!checkIn) {
-      const deadline = checkInDeadline(found);
-      return deadline === null || now.getTime() <= deadline.getTime();
-    }
+    if (!isOverdue(found, now)) return checkIn ? recordCheckIn(found, now, true) : true;
+    return store.checkedInAt(db, found.id).then(
+      (latest) => {
+        if (latest && (found.checked_in_at === null || latest > found.checked_in_at))
+          found.checked_in_at = latest;
+        if (!isOverdue(found, now)) return checkIn ? recordCheckIn(found, now, true) : true;
+        return checkIn ? recordCheckIn(found, now, false) : false;
+      },
+      (err: Error) => {
+        if (!isDatabaseUnavailable(err)) throw err;
+        return checkIn ? recordCheckIn(found, now, false) : false;
+      },
+    );
+  }
+
+  const isOverdue = (found: LicenseState, now: Date) => {
+    const deadline = checkInDeadline(found);
+    return deadline !== null && now.getTime() > deadline.getTime();
+  };
+
+  /** Writes the check-in when a step has passed since the last one; answers `holds`. */
+  function recordCheckIn(found: LicenseState, now: Date, holds: boolean): Later<boolean> {
     const last = (found.checked_in_at ?? found.created_at).getTime();
-    if (now.getTime() - last < CHECK_IN_STEP_MS) return true;
+    if (now.getTime() - last < CHECK_IN_STEP_MS) return holds;
     found.checked_in_at = now;
     return store.recordCheckIn(db, found.id, now, new Date(now.getTime() - CHECK_IN_STEP_MS)).then(
-      () => true,
+      () => holds,
       (err: Error) => {
         log.warn({ licenseId: found.id, err: { message: err.message } }, 'license.check_in.not_recorded');
-        return true;
+        return holds;
       },
     );
   }
