@@ -55,3 +55,10 @@ export function keepsAccess(
     effectiveStatus(license.status, license.expires_at, now) === 'expired'
   );
 }
+
+/** The code a license that grants no use answers, by its status. */
+export const REASON_OF_STATUS = {
+  expired: 'license_expired',
+  suspended: 'license_suspended',
+  revoked: 'license_revoked',
+} as const;

@@ -28,17 +28,7 @@ import {
 } from './schemas.js';
 import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
 import * as store from './store.js';
-import {
-  checkInDeadline,
-  namesTerms,
-  termsOfRow,
-  termsWith,
-  usePeriodEnd,
-  usePeriodStart,
-  usePeriods,
-  usesNow,
-  usesRemaining,
-} from './terms.js';
+import { checkInDeadline, namesTerms, termsOfRow, termsWith, usageStanding, usePeriods } from './terms.js';
 import type { VerificationCache } from './verification-cache.js';
 
 export interface LicenseServiceDeps {
@@ -642,14 +632,14 @@ async function recordLicenseEvent(executor: Executor, type: EventType, row: Lice
 }
 
 function usageOfLicense(row: LicenseRow, now: Date) {
-  const end = usePeriodEnd(row.uses_reset_interval, usePeriodStart(row.uses_reset_interval, now));
+  const standing = usageStanding(row, now);
   return {
     licenseId: row.id,
     maxUses: row.max_uses,
-    uses: usesNow(row, now),
-    usesRemaining: usesRemaining(row, now),
+    uses: standing.uses,
+    usesRemaining: standing.remaining,
     usesResetInterval: row.uses_reset_interval,
-    resetsAt: row.max_uses === null ? null : isoOrNull(end),
+    resetsAt: standing.resetsAt,
   };
 }
 

@@ -143,3 +143,13 @@ export function usesNow(state: UsageState, now: Date): number {
 export function usesRemaining(state: UsageState, now: Date): number | null {
   return state.max_uses === null ? null : Math.max(0, state.max_uses - usesNow(state, now));
 }
+
+/** Where a quota stands at `now`: the period's count, what remains, and when it starts again. */
+export function usageStanding(state: UsageState, now: Date) {
+  const end = usePeriodEnd(state.uses_reset_interval, usePeriodStart(state.uses_reset_interval, now));
+  return {
+    uses: usesNow(state, now),
+    remaining: usesRemaining(state, now),
+    resetsAt: state.max_uses === null || end === null ? null : end.toISOString(),
+  };
+}

@@ -1,12 +1,10 @@
 import type { Clock } from '../../platform/clock.js';
-import type { Db, Executor } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
 import { isDatabaseUnavailable } from '../../platform/db/errors.js';
 import type { LicenseMetadata, LicenseStatus } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/errors.js';
-import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { NameLimitExcess } from '../../platform/http/rate-limit.js';
-import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import {
   parseJti,
@@ -16,26 +14,14 @@ import {
 } from '../license-tokens/index.js';
 import { effectiveFeatures } from './entitlements.js';
 import { verifyKeyLimit } from './key-rate-limit.js';
+import { andThen, type Later } from './later.js';
 import { normalizeLicenseKey } from './license-key.js';
-import { clientStatus, effectiveStatus, grantsUse, keepsAccess } from './license-status.js';
-import type {
-  DeviceLabelInput,
-  UsageCode,
-  UsageResultType,
-  VerificationResultType,
-  VerifyCode,
-} from './schemas.js';
+import { clientStatus, effectiveStatus, grantsUse, keepsAccess, REASON_OF_STATUS } from './license-status.js';
+import type { DeviceLabelInput, VerificationResultType, VerifyCode } from './schemas.js';
 import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
 import * as store from './store.js';
-import {
-  checkInDeadline,
-  type UsageState,
-  usePeriodEnd,
-  usePeriodStart,
-  usePeriods,
-  usesNow,
-  usesRemaining,
-} from './terms.js';
+import { checkInDeadline, type UsageState, usesRemaining } from './terms.js';
+import { createUsageConsumer } from './usage.js';
 import type { Found, LicenseState, VerificationCache } from './verification-cache.js';
 
 export interface VerificationDeps {
@@ -56,50 +42,11 @@ export interface VerificationDeps {
   outcomes?: (code: VerifyCode | undefined) => void;
 }
 
-const REASON_OF_STATUS = {
-  expired: 'license_expired',
-  suspended: 'license_suspended',
-  revoked: 'license_revoked',
-} as const;
-
 /**
  * A check-in is written at most once per license and node in this long: a client verifying
  * every minute costs one write an hour, and a deadline days away moves by at most this.
  */
 export const CHECK_IN_STEP_MS = 60 * 60_000;
-
-/** A usage answer: the count of the current period as it stands after the call. */
-function usageAnswer(
-  consumed: boolean,
-  code: UsageCode | undefined,
-  usage: UsageState | null,
-  now: Date,
-): UsageResultType {
-  const end = usage
-    ? usePeriodEnd(usage.uses_reset_interval, usePeriodStart(usage.uses_reset_interval, now))
-    : null;
-  const answer: UsageResultType = {
-    consumed,
-    uses: usage && usage.max_uses !== null ? usesNow(usage, now) : null,
-    max_uses: usage?.max_uses ?? null,
-    uses_remaining: usage ? usesRemaining(usage, now) : null,
-    resets_at: end ? end.toISOString() : null,
-  };
-  if (code !== undefined) answer.code = code;
-  return answer;
-}
-
-/** A value now, or later: the verify path answers what this node knows without a promise. */
-export type Later<T> = T | Promise<T>;
-
-/**
- * `next` applied to `value` at once when it is there, else once it arrives. A verify answered
- * from memory then costs no promise and no microtask turn at any step (a chain of awaits did, on
- * the path every installed copy calls).
- */
-function andThen<T, R>(value: Later<T>, next: (value: T) => Later<R>): Later<R> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
 
 export type Verification = ReturnType<typeof createVerification>;
 
@@ -439,6 +386,8 @@ export function createVerification({
     | { kind: 'full' | 'not_floating' | 'gone' }
     | { kind: 'inactive'; status: LicenseStatus; expiresAt: Date | null };
 
+  const consumeUsage = createUsageConsumer({ db, clock, log, lookup, usable, checkedIn });
+
   return {
     /**
      * Verifies a key. With a hwuid, a device not yet bound is activated while the license has
@@ -530,74 +479,8 @@ export function createVerification({
       }
     },
 
-    /**
-     * Consumes uses of the license's quota: all of `amount` or none, in one conditional
-     * statement, so concurrent consumes never take the count past the quota. With an
-     * Idempotency-Key the answer commits with the count, and a retry gets it again instead of
-     * consuming twice. The device, when the license binds devices or seats, must hold one.
-     */
-    async consumeUsage(
-      input: { key: string; hwuid?: string; appId?: string; amount: number },
-      idempotent?: IdempotentAnswer<UsageResultType>,
-      excess?: NameLimitExcess,
-    ): Promise<UsageResultType> {
-      const hwuid = input.hwuid ?? null;
-      const lookedUp = await lookup(input.key, hwuid, input.appId, excess);
-      // A refusal before any write is kept, with a key, when it is sent (idempotency.ts).
-      const refused = (code: UsageCode, usage: UsageState | null, now: Date) =>
-        usageAnswer(false, code, usage, now);
-      const now = clock.now();
-      if (!lookedUp) return refused('license_not_found', null, now);
-      const found = lookedUp.state;
-      if (!usable(found, now))
-        return refused(
-          REASON_OF_STATUS[
-            effectiveStatus(found.status, found.expires_at, now) as keyof typeof REASON_OF_STATUS
-          ],
-          null,
-          now,
-        );
-      if (!(await checkedIn(found, false, now))) return refused('check_in_overdue', null, now);
-      if (found.floating) {
-        if (hwuid === null || !(await store.seatLease(db, found.id, hwuid, now)))
-          return refused('seat_required', null, now);
-      } else if (found.max_devices !== null) {
-        if (hwuid === null) return refused('hwuid_required', null, now);
-        if (!lookedUp.deviceBound) return refused('device_not_bound', null, now);
-      }
-      if (found.max_uses === null) return refused('no_usage_quota', null, now);
-      const work = async (executor: Executor): Promise<UsageResultType> => {
-        const consumed = await store.consumeUses(executor, {
-          licenseId: found.id,
-          amount: input.amount,
-          periods: usePeriods(now),
-          now,
-          eventIds: { threshold: newId(), exhausted: newId() },
-        });
-        if (consumed) return usageAnswer(true, undefined, consumed, now);
-        // Nothing consumed: the quota would be passed, or the license changed since it was read.
-        const usage = await store.usageOf(executor, found.id);
-        const current = await store.findLicenseById(executor, found.id);
-        if (
-          current &&
-          !grantsUse(effectiveStatus(current.status, current.expires_at, now)) &&
-          !keepsAccess(current, now)
-        )
-          return usageAnswer(
-            false,
-            REASON_OF_STATUS[
-              effectiveStatus(current.status, current.expires_at, now) as keyof typeof REASON_OF_STATUS
-            ],
-            null,
-            now,
-          );
-        if (!usage || usage.max_uses === null) return usageAnswer(false, 'no_usage_quota', null, now);
-        return usageAnswer(false, 'usage_exhausted', usage, now);
-      };
-      const result = idempotent ? await transactionWithAnswer(db, idempotent, work) : await work(db);
-      if (result.consumed) log.info({ licenseId: found.id }, 'license.usage.consumed');
-      return result;
-    },
+    /** Consumes uses of the license's quota (usage.ts). */
+    consumeUsage,
 
     /** Gives a device's seat back at once (its lease would lapse anyway). */
     async checkin(input: { key: string; hwuid: string; appId?: string }, excess?: NameLimitExcess) {
