@@ -91,24 +91,23 @@ export async function activateDevice(
 const NO_PLACE = new Error('no device place');
 
 /**
- * Gives a bound device the label its client sent, in one statement that writes only what
- * differs (a field not sent keeps its value). Verification calls it only when the label it knows
- * differs, so a device that keeps saying the same costs no write.
+ * Gives a bound device (or, relabelSeat, a held seat) the label its client sent, in one statement
+ * that writes only what differs (a field not sent keeps its value). Verification calls it only
+ * when the label it knows differs, so a device that keeps saying the same costs no write.
  */
-export async function relabelDevice(
-  executor: Executor,
-  licenseId: string,
-  hwuid: string,
-  label: DeviceLabelInput,
-): Promise<void> {
-  await executor
-    .updateTable('license_devices')
-    .set(labelChanges(label))
-    .where('license_id', '=', licenseId)
-    .where('hwuid', '=', hwuid)
-    .where(labelDiffers(label))
-    .execute();
+function relabelIn(table: 'license_devices' | 'license_seats') {
+  return async (executor: Executor, licenseId: string, hwuid: string, label: DeviceLabelInput) => {
+    await executor
+      .updateTable(table)
+      .set(labelChanges(label))
+      .where('license_id', '=', licenseId)
+      .where('hwuid', '=', hwuid)
+      .where(labelDiffers(label))
+      .execute();
+  };
 }
+export const relabelDevice = relabelIn('license_devices');
+export const relabelSeat = relabelIn('license_seats');
 
 const labelChanges = (label: DeviceLabelInput) => ({
   ...(label.name !== undefined ? { name: label.name } : {}),
@@ -309,22 +308,6 @@ export function seatLease(executor: Executor, licenseId: string, hwuid: string, 
     .where('hwuid', '=', hwuid)
     .where('lease_expires_at', '>', now)
     .executeTakeFirst();
-}
-
-/** Gives a held seat the label its client sent, writing only what differs (as relabelDevice). */
-export async function relabelSeat(
-  executor: Executor,
-  licenseId: string,
-  hwuid: string,
-  label: DeviceLabelInput,
-): Promise<void> {
-  await executor
-    .updateTable('license_seats')
-    .set(labelChanges(label))
-    .where('license_id', '=', licenseId)
-    .where('hwuid', '=', hwuid)
-    .where(labelDiffers(label))
-    .execute();
 }
 
 /** The live seats of a license, oldest first. */

@@ -101,23 +101,13 @@ export function createUsageConsumer({
       });
       if (consumed) return usageAnswer(true, undefined, consumed, now);
       // Nothing consumed: the quota would be passed, or the license changed since it was read.
-      const usage = await store.usageOf(executor, found.id);
+      // One read of the row answers both: its status now, and its count.
       const current = await store.findLicenseById(executor, found.id);
-      if (
-        current &&
-        !grantsUse(effectiveStatus(current.status, current.expires_at, now)) &&
-        !keepsAccess(current, now)
-      )
-        return usageAnswer(
-          false,
-          REASON_OF_STATUS[
-            effectiveStatus(current.status, current.expires_at, now) as keyof typeof REASON_OF_STATUS
-          ],
-          null,
-          now,
-        );
-      if (!usage || usage.max_uses === null) return usageAnswer(false, 'no_usage_quota', null, now);
-      return usageAnswer(false, 'usage_exhausted', usage, now);
+      const status = current ? effectiveStatus(current.status, current.expires_at, now) : null;
+      if (current && status && !grantsUse(status) && !keepsAccess(current, now))
+        return usageAnswer(false, REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS], null, now);
+      if (!current || current.max_uses === null) return usageAnswer(false, 'no_usage_quota', null, now);
+      return usageAnswer(false, 'usage_exhausted', current, now);
     };
     const result = idempotent ? await transactionWithAnswer(db, idempotent, work) : await work(db);
     if (result.consumed) log.info({ licenseId: found.id }, 'license.usage.consumed');

@@ -110,7 +110,8 @@ export function createVerification({
     now: Date,
   ): Later<VerificationResultType> {
     const status = effectiveStatus(found.status, found.expires_at, now);
-    const kept = keepsAccess(found, now);
+    // Only a license that grants no use can be keeping access past its expiry.
+    const kept = !grantsUse(status) && keepsAccess(found, now);
     const code =
       outcome.code ??
       (grantsUse(status) || kept ? undefined : REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS]);

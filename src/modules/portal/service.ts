@@ -126,6 +126,31 @@ export function createPortalService({
     return email ? { email, tokenHash, csrf: csrfOf(token) } : null;
   }
 
+  /**
+   * The signed-in buyer's license and the device a release form names, or the page that refuses
+   * it: another buyer's license, or no device named, is not found.
+   */
+  async function buyerTarget(
+    token: string | undefined,
+    licenseId: string,
+    form: { csrf?: string; hwuid?: string },
+    what: 'Device' | 'Seat',
+  ): Promise<
+    | {
+        session: Session;
+        license: NonNullable<Awaited<ReturnType<typeof store.findBuyerLicense>>>;
+        hwuid: string;
+        refused?: never;
+      }
+    | { refused: PortalOutcome; session?: never; license?: never; hwuid?: never }
+  > {
+    const { session, refused } = await formSession(token, form.csrf);
+    if (refused) return { refused };
+    const license = await store.findBuyerLicense(db, session.email, licenseId);
+    if (!license || !form.hwuid) return { refused: notFoundPage(what) };
+    return { session, license, hwuid: form.hwuid };
+  }
+
   /** The session a form is posted under, or the page that refuses it. */
   async function formSession(
     token: string | undefined,
@@ -337,17 +362,10 @@ export function createPortalService({
       licenseId: string,
       form: { csrf?: string; hwuid?: string },
     ): Promise<PortalOutcome> {
-      const { session, refused } = await formSession(token, form.csrf);
+      const { session, license, hwuid, refused } = await buyerTarget(token, licenseId, form, 'Device');
       if (refused) return refused;
-      const license = await store.findBuyerLicense(db, session.email, licenseId);
-      if (!license || !form.hwuid) return notFoundPage('Device');
-      let outcome: Awaited<ReturnType<typeof licenses.releaseBuyerDevice>>;
-      try {
-        outcome = await licenses.releaseBuyerDevice(license.id, form.hwuid);
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'not_found') return notFoundPage('Device');
-        throw error;
-      }
+      const outcome = await orNotFound(licenses.releaseBuyerDevice(license.id, hwuid));
+      if (outcome === null) return notFoundPage('Device');
       if (!outcome.released) {
         return {
           status: 409,
@@ -373,16 +391,10 @@ export function createPortalService({
       licenseId: string,
       form: { csrf?: string; hwuid?: string },
     ): Promise<PortalOutcome> {
-      const { session, refused } = await formSession(token, form.csrf);
+      const { license, hwuid, refused } = await buyerTarget(token, licenseId, form, 'Seat');
       if (refused) return refused;
-      const license = await store.findBuyerLicense(db, session.email, licenseId);
-      if (!license || !form.hwuid) return notFoundPage('Seat');
-      try {
-        await licenses.releaseBuyerSeat(license.id, form.hwuid);
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'not_found') return notFoundPage('Seat');
-        throw error;
-      }
+      if ((await orNotFound(licenses.releaseBuyerSeat(license.id, hwuid))) === null)
+        return notFoundPage('Seat');
       return { redirect: '/portal?done=seat-released' };
     },
 
@@ -452,4 +464,14 @@ export function createPortalService({
       return { redirect: '/portal?done=subscription-canceled' };
     },
   };
+}
+
+/** What `work` answers, or null when it refuses with not_found (another buyer's, or gone). */
+async function orNotFound<T>(work: Promise<T>): Promise<T | null> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') return null;
+    throw error;
+  }
 }
