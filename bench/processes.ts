@@ -194,7 +194,8 @@ export async function startService(
     serviceEntry(),
     ['serve'],
     { ...SERVICE_ENV, ...storage.env, ...env },
-    /core API on (\S+)\/v1 /,
+    // Its log's start line (the human banner is for terminals only).
+    /"coreUrl":"([^"]+)"[^\n]*"msg":"server\.started"/,
     path.join(storage.dir, 'service.log'),
     nodeArgs,
   );

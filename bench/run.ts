@@ -4,6 +4,7 @@ import { httpOverhead } from './http-overhead.js';
 import { CONNECTIONS, type Figure, figuresTable, ROUNDS, SECONDS, storages } from './lib.js';
 import { verifyAtScale } from './scale.js';
 import { soak } from './soak.js';
+import { startupTimes } from './startup.js';
 import type { StorageKind } from './storage.js';
 import { verifyPath } from './verify.js';
 import { webhookDelivery } from './webhooks.js';
@@ -15,6 +16,7 @@ import { writePaths } from './writes.js';
  * - verify, scale, webhooks, writes (the default): P1–P6 and W1–W2 (writes: PostgreSQL only), with the service, every baseline and the load
  *   generator in processes of their own, on PGlite, or PostgreSQL when DATABASE_URL is set
  *   (BENCH_STORAGE=both or --both: each in turn);
+ * - startup (by name only): S1–S3, a first start, a restart and a migrate, timed from the spawn;
  * - http, analytics: older in-process tables (the service inside the bench's process);
  * - soak: memory over a long verify run, and bursts of 2,000 connections at the default listen
  *   backlog and at Node's 511 (services in processes of their own).
@@ -26,12 +28,15 @@ const perStorage: Record<string, (kind: StorageKind) => Promise<{ text: string; 
   scale: verifyAtScale,
   webhooks: webhookDelivery,
   writes: writePaths,
+  startup: startupTimes,
 };
+/** What `npm run bench` runs when no section is named. */
+const DEFAULT_SECTIONS = ['verify', 'scale', 'webhooks', 'writes'];
 const once: Record<string, () => Promise<string>> = { http: httpOverhead, analytics: analyticsRoutes, soak };
 
 const args = process.argv.slice(2);
 const named = args.filter((arg) => !arg.startsWith('--'));
-const chosen = named.length ? named : Object.keys(perStorage);
+const chosen = named.length ? named : DEFAULT_SECTIONS;
 const unknown = chosen.filter((name) => !(name in perStorage) && !(name in once));
 if (unknown.length) {
   console.error(

@@ -57,11 +57,16 @@ program
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
-    console.log(
-      `core API on ${running.coreUrl}/v1  ·  checkout host on ${running.payUrl}` +
-        (running.metricsUrl ? `  ·  metrics on ${running.metricsUrl}` : '') +
-        (running.healthUrl ? `  ·  probes on ${running.healthUrl}` : ''),
-    );
+    // For a person at a terminal only: the log (stdout) stays one JSON object a line for log
+    // shippers, and its server.started line carries the same addresses.
+    if (process.stderr.isTTY) {
+      process.stderr.write(
+        `core API on ${running.coreUrl}/v1  ·  checkout host on ${running.payUrl}` +
+          (running.metricsUrl ? `  ·  metrics on ${running.metricsUrl}` : '') +
+          (running.healthUrl ? `  ·  probes on ${running.healthUrl}` : '') +
+          '\n',
+      );
+    }
   });
 
 program
@@ -74,6 +79,9 @@ program
     const { migrate } = await import('./platform/db/migrate.js');
     const database = await openDatabase(config);
     try {
+      if (database.createdFrom === 'template') {
+        console.log("created the embedded database from the build's template, every migration applied");
+      }
       const applied = await migrate(database, log);
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
     } finally {

@@ -14,13 +14,27 @@ describe(`the command line on ${storage}`, () => {
   test('migrate applies pending migrations once', {
     skip: DATABASE_URL ? 'shared database is migrated already' : false,
   }, async () => {
-    const env = { DATA_DIR: freshDataDir(), LOG_LEVEL: 'warn' };
+    // Without the template, as on a build that has none: PGlite's initdb, then every migration.
+    const env = { DATA_DIR: freshDataDir(), LOG_LEVEL: 'warn', DATABASE_TEMPLATE: 'off' };
     const first = runCli(['migrate'], env);
     assert.equal(await first.exited, 0, first.output());
     assert.match(first.output(), /applied: 0001_foundation/);
     const second = runCli(['migrate'], env);
     assert.equal(await second.exited, 0);
     assert.match(second.output(), /database is up to date/);
+  });
+
+  test("migrate on an empty folder copies the build's template, with nothing left to apply", {
+    skip: DATABASE_URL ? 'the template is for the embedded store' : false,
+  }, async () => {
+    const env = { DATA_DIR: freshDataDir(), LOG_LEVEL: 'warn' };
+    const first = runCli(['migrate'], env);
+    assert.equal(await first.exited, 0, first.output());
+    assert.match(first.output(), /created the embedded database from the build's template/);
+    assert.match(first.output(), /database is up to date/);
+    const second = runCli(['migrate'], env);
+    assert.equal(await second.exited, 0);
+    assert.doesNotMatch(second.output(), /template/);
   });
 
   test('admin create makes an admin who can sign in', async () => {

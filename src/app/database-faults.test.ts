@@ -476,7 +476,6 @@ describe('database faults under load', { skip }, () => {
       DATA_DIR: dataDir,
       JOBS: 'off',
       LOG_LEVEL: 'warn',
-      PORT: '0',
     });
     const waiting = await Promise.race([starting.then(() => 'started'), sleep(2_000).then(() => 'waiting')]);
     assert.equal(waiting, 'waiting', 'no node can start without its database');
@@ -498,7 +497,6 @@ describe('database faults under load', { skip }, () => {
       DATA_DIR: dataDir,
       JOBS: 'on',
       LOG_LEVEL: 'warn',
-      PORT: '0',
       SHUTDOWN_TIMEOUT_MS: '1000',
     });
     try {

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import pg from 'pg';
+import { builtTemplateKey, templateKey } from '../platform/db/database-template.js';
 import { readMigrations } from '../platform/db/migrate.js';
 import { crash, processStorage, runCli, serve } from '../testing/cli-process.js';
 import { httpClient } from '../testing/http-client.js';
@@ -88,6 +92,68 @@ describe(`the service process on ${storage}`, () => {
     assert.equal(result.status, 201, result.body);
     assert.equal(await proc.exited, 0);
     assert.match(proc.output(), /server\.stopped/);
+  });
+
+  test('a first start logs one JSON object a line, and on PGlite copies the built database template', async () => {
+    const dataDir = freshDataDir();
+    // What a start killed while copying leaves behind: the next start clears it.
+    fs.mkdirSync(path.join(dataDir, 'pgdata.partial-4242'), { recursive: true });
+    fs.writeFileSync(path.join(dataDir, 'pgdata.partial-4242', 'PG_VERSION'), '17\n');
+    const { proc, api } = await serve({ DATA_DIR: dataDir, DATABASE_URL, LOG_LEVEL: 'info' });
+    try {
+      (await httpClient(`${api}/v1`).get('/health/ready')).expect(200);
+    } finally {
+      proc.child.kill('SIGTERM');
+      assert.equal(await proc.exited, 0);
+    }
+    const lines = proc.stdout().trimEnd().split('\n');
+    for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), `not a JSON object: ${line}`);
+    const started = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'server.started');
+    assert.equal(started?.coreUrl, api, 'the addresses are in the log, for whoever needs them');
+    const created = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'db.created');
+    if (DATABASE_URL) {
+      assert.equal(created, undefined, 'PostgreSQL: nothing embedded is created');
+    } else {
+      assert.equal(
+        builtTemplateKey(),
+        templateKey(),
+        'dist/database-template is built from these migrations (npm run build makes it)',
+      );
+      assert.equal(created?.from, 'template');
+      assert.deepEqual(
+        fs.readdirSync(dataDir).filter((name) => name.startsWith('pgdata')),
+        ['pgdata'],
+      );
+    }
+  });
+
+  test('a port in use stops start-up with a message naming the setting that moves it', async () => {
+    const holder = net.createServer().listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    const taken = String((holder.address() as net.AddressInfo).port);
+    try {
+      for (const setting of ['PORT', 'METRICS_PORT', 'HEALTH_PORT']) {
+        const proc = runCli(['serve'], {
+          DATA_DIR: await migratedDataDir(),
+          DATABASE_URL,
+          HOST: '127.0.0.1',
+          PORT: '0',
+          PAY_PORT: '0',
+          METRICS_PORT: '0',
+          HEALTH_PORT: '0',
+          [setting]: taken,
+        });
+        assert.equal(await proc.exited, 1, proc.output());
+        assert.match(
+          proc.output(),
+          new RegExp(
+            `${setting}: 127\\.0\\.0\\.1:${taken} is already in use .*set ${setting} to a free port`,
+          ),
+        );
+      }
+    } finally {
+      holder.close();
+    }
   });
 
   test('a wrong setting stops start-up with a message naming it', async () => {

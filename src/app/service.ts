@@ -23,6 +23,7 @@ import {
 import { connected, openRedis, type RedisClient } from '../platform/redis.js';
 import { buildCheckoutApp } from './checkout-app.js';
 import { buildCoreApp } from './core-app.js';
+import { explainListenFailure } from './listen-failure.js';
 import { createModules, type Modules } from './modules.js';
 import {
   resolveIdempotencySecrets,
@@ -62,6 +63,7 @@ export async function openModules(
     (err) => log.warn({ err: { message: err.message } }, 'db.connection.lost'),
     metrics.registry ? metrics.queryTime : undefined,
   );
+  if (database.createdFrom) log.info({ from: database.createdFrom }, 'db.created');
   try {
     await waitForDatabase(database, log);
     await migrate(database, log);
@@ -195,17 +197,27 @@ export async function startService(
             log,
           );
     probing.catch(() => {});
+    const placed =
+      (portVariable: string, hostVariable: string, host: string, port: number) => (error: unknown) => {
+        throw explainListenFailure(error, { portVariable, hostVariable, host, port });
+      };
     try {
-      await core.listen({ port: config.port, host: config.host, backlog });
-      await pay.listen({ port: config.payPort, host: config.host, backlog });
+      await core
+        .listen({ port: config.port, host: config.host, backlog })
+        .catch(placed('PORT', 'HOST', config.host, config.port));
+      await pay
+        .listen({ port: config.payPort, host: config.host, backlog })
+        .catch(placed('PAY_PORT', 'HOST', config.host, config.payPort));
       if (metrics.registry) {
         metricsListener = await serveMetrics(
           metrics.registry,
           { host: config.metricsHost, port: config.metricsPort, backlog },
           (err) => log.warn({ err: { message: err.message } }, 'metrics.scrape.failed'),
-        );
+        ).catch(placed('METRICS_PORT', 'METRICS_HOST', config.metricsHost, config.metricsPort));
       }
-      probeThread = await probing;
+      probeThread = await probing.catch(
+        placed('HEALTH_PORT', 'HEALTH_HOST', config.healthHost, config.healthPort ?? 0),
+      );
     } catch (error) {
       await Promise.allSettled([
         core.close(),

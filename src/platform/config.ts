@@ -20,6 +20,11 @@ export interface Config {
   readonly dataDir: string;
   /** Never read from the environment: see DatabaseSettings.memoryImage (the test suite's). */
   readonly memoryImage?: Blob;
+  /**
+   * Whether a first start on an empty DATA_DIR copies the build's migrated template
+   * (DATABASE_TEMPLATE=on, the default) or creates the cluster with PGlite's initdb (off).
+   */
+  readonly databaseTemplate: boolean;
   readonly databaseUrl: string | null;
   readonly jwtSecret: string | null;
   /**
@@ -339,6 +344,8 @@ export function parseConfig(env: Env): Config {
     apiBaseUrl: `${publicOrigin}/v1`,
     payPublicUrl,
     dataDir: dataDir === IN_MEMORY_DATA_DIR ? dataDir : path.resolve(dataDir),
+    databaseTemplate:
+      oneOf('DATABASE_TEMPLATE', read('DATABASE_TEMPLATE') ?? 'on', ['on', 'off'] as const) === 'on',
     databaseUrl,
     jwtSecret,
     idempotencySecrets,

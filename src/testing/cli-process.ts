@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
+import { freePorts } from './free-ports.js';
 import { fillWithMigratedDatabase } from './memory-image.js';
 import { scratchDatabase } from './scratch-database.js';
 import { nodeArgsFor, serviceEntry } from './service-entry.js';
@@ -11,7 +12,10 @@ import { TEST_SIGNING_KEY_ENCRYPTION_KEY } from './test-secrets.js';
 /** The real CLI in a child process (built, or through tsx: see serviceEntry), its output collected. */
 export interface CliProcess {
   child: ChildProcess;
+  /** Everything it wrote, stdout and stderr interleaved. */
   output(): string;
+  /** What it wrote to stdout alone (its log). */
+  stdout(): string;
   /** Resolves with the first output line matching, or rejects if the process ends first. */
   waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
   exited: Promise<number | null>;
@@ -44,6 +48,7 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   running.add(child);
   child.on('exit', () => running.delete(child));
   let output = '';
+  let stdout = '';
   const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void; reject: (e: Error) => void }[] =
     [];
   const check = () => {
@@ -57,6 +62,7 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   };
   child.stdout?.on('data', (chunk) => {
     output += chunk;
+    stdout += chunk;
     check();
   });
   child.stderr?.on('data', (chunk) => {
@@ -74,6 +80,7 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   return {
     child,
     output: () => output,
+    stdout: () => stdout,
     exited,
     waitFor(pattern) {
       const match = output.match(pattern);
@@ -91,14 +98,52 @@ export async function crash(proc: CliProcess): Promise<void> {
   await proc.exited;
 }
 
-/** Starts `serve` and returns the base urls it printed. */
+/**
+ * Starts `serve` on free loopback ports (unless `env` places a listener itself) and returns its
+ * base urls once the core API, the checkout host and the probe listener all answer. The service
+ * prints no address a test could read (its log is JSON, and quiet at LOG_LEVEL=warn), so the
+ * ports are chosen here; one another process took in between fails the start with "already in
+ * use", and the start is tried again on new ports.
+ */
 export async function serve(env: Record<string, string | undefined>) {
-  const proc = runCli(['serve'], { PORT: '0', PAY_PORT: '0', HOST: '127.0.0.1', ...env });
-  const [line = '', coreUrl, payUrl] = await proc.waitFor(
-    /core API on (\S+)\/v1\s+·\s+checkout host on (\S+).*/,
-  );
-  const health = /probes on (\S+)/.exec(line)?.[1] ?? null;
-  return { proc, api: coreUrl as string, pay: payUrl as string, health };
+  for (let attempt = 1; ; attempt++) {
+    const [port, payPort, healthPort] = (await freePorts(3)) as [number, number, number];
+    const settings = {
+      PORT: String(port),
+      PAY_PORT: String(payPort),
+      HEALTH_PORT: String(healthPort),
+      HOST: '127.0.0.1',
+      ...env,
+    };
+    const proc = runCli(['serve'], settings);
+    const origin = (value: string | undefined) => `http://127.0.0.1:${value}`;
+    const health = settings.HEALTH_PORT === 'off' ? null : origin(settings.HEALTH_PORT);
+    const answering = [origin(settings.PORT), origin(settings.PAY_PORT), ...(health ? [health] : [])];
+    try {
+      await untilAnswering(proc, answering);
+      return { proc, api: origin(settings.PORT), pay: origin(settings.PAY_PORT), health };
+    } catch (error) {
+      if (attempt < 3 && /already in use/.test(proc.output()) && !('PORT' in env)) continue;
+      throw error;
+    }
+  }
+}
+
+/** Resolves once `GET /healthz` answers at every origin; rejects if the process ends first. */
+async function untilAnswering(proc: CliProcess, origins: string[]): Promise<void> {
+  for (const origin of origins) {
+    for (;;) {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
+        throw new Error(`serve ended (${proc.child.exitCode}) before answering; output:\n${proc.output()}`);
+      }
+      const answered = await fetch(`${origin}/healthz`).then(
+        () => true,
+        () => false,
+      );
+      if (answered) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
 
 /**

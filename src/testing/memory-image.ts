@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { IN_MEMORY_DATA_DIR } from '../platform/config.js';
 import { openDatabase } from '../platform/db/database.js';
-import { migrate, readMigrations } from '../platform/db/migrate.js';
+import { templateKey } from '../platform/db/database-template.js';
+import { migrate } from '../platform/db/migrate.js';
 import { createLog } from '../platform/log.js';
 
 const FOLDER = path.join(os.tmpdir(), 'licensing-test-images');
@@ -51,7 +50,7 @@ function migratedImage(): Promise<string> {
 }
 
 async function build(): Promise<string> {
-  const file = path.join(FOLDER, `${imageKey()}.tar`);
+  const file = path.join(FOLDER, `${templateKey()}.tar`);
   if (fs.existsSync(file)) return file;
   const database = await openDatabase({ databaseUrl: null, dataDir: IN_MEMORY_DATA_DIR });
   try {
@@ -66,19 +65,4 @@ async function build(): Promise<string> {
   } finally {
     await database.close();
   }
-}
-
-function imageKey(): string {
-  const hash = createHash('sha256').update(`pglite ${pgliteVersion()}\n`);
-  for (const migration of readMigrations()) hash.update(`${migration.name} ${migration.checksum}\n`);
-  return hash.digest('hex').slice(0, 16);
-}
-
-/** The installed PGlite's version: its package exports no package.json, found beside its entry's folder. */
-function pgliteVersion(): string {
-  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
-  const manifest = JSON.parse(fs.readFileSync(path.join(path.dirname(entry), '../package.json'), 'utf8'));
-  if (manifest.name !== '@electric-sql/pglite')
-    throw new Error('the package.json of @electric-sql/pglite was not found');
-  return manifest.version;
 }

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { IN_MEMORY_DATA_DIR } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { seedFromTemplate } from './database-template.js';
 import { classifyDriverError } from './errors.js';
 import type { Db, QueryObserver } from './executor.js';
 import type { ListenTarget } from './notifications.js';
@@ -23,6 +25,12 @@ export interface Database {
   /** Where this node's LISTEN connection goes (notifications.ts). */
   readonly listenTarget: ListenTarget;
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * How an embedded cluster came to be when this open made it: copied from the build's template
+   * (database-template.ts) or created by PGlite's initdb. Null: it was there already, or
+   * PostgreSQL.
+   */
+  readonly createdFrom: 'template' | 'initdb' | null;
   /** Connections of each PostgreSQL pool, for the metrics (none on PGlite). */
   poolStats(): PoolStats[];
   ping(): Promise<void>;
@@ -40,6 +48,8 @@ export interface DatabaseSettings {
    * each an initdb; the service itself never sets it.
    */
   memoryImage?: Blob;
+  /** An empty DATA_DIR: copy the build's template (database-template.ts) unless false. */
+  databaseTemplate?: boolean;
 }
 
 export interface PoolStats {
@@ -137,14 +147,22 @@ export async function openDatabase(
     unlock = lockDataDir(settings.dataDir);
   }
   try {
-    const pglite = await PGlite.create(inMemory ? 'memory://' : `${settings.dataDir}/pgdata`, {
+    const pgdata = path.join(settings.dataDir, 'pgdata');
+    const createdFrom = inMemory
+      ? null
+      : settings.databaseTemplate !== false && seedFromTemplate(pgdata)
+        ? 'template'
+        : fs.existsSync(path.join(pgdata, 'PG_VERSION'))
+          ? null
+          : 'initdb';
+    const pglite = await PGlite.create(inMemory ? 'memory://' : pgdata, {
       parsers: { [pgliteTypes.INT8]: (value: string) => Number(value) },
       ...(inMemory && settings.memoryImage ? { loadDataDir: settings.memoryImage } : {}),
     });
     const pool = new PGlitePool(pglite, observeQuery);
     // PostgresDialect only needs connect/end from its pool and query/release from a client.
     const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) });
-    return wrap(db, 'pglite', { kind: 'pglite', pglite }, { afterClose: unlock });
+    return wrap(db, 'pglite', { kind: 'pglite', pglite }, { afterClose: unlock, createdFrom });
   } catch (error) {
     unlock();
     throw error;
@@ -159,7 +177,13 @@ function wrap(
     locksDb = db,
     afterClose = () => {},
     poolStats = () => [],
-  }: { locksDb?: Db; afterClose?: () => void; poolStats?: () => PoolStats[] } = {},
+    createdFrom = null,
+  }: {
+    locksDb?: Db;
+    afterClose?: () => void;
+    poolStats?: () => PoolStats[];
+    createdFrom?: Database['createdFrom'];
+  } = {},
 ): Database {
   let closed: Promise<void> | null = null;
   return {
@@ -167,6 +191,7 @@ function wrap(
     locksDb,
     listenTarget,
     kind,
+    createdFrom,
     poolStats,
     async ping() {
       await sql`select 1`.execute(db);

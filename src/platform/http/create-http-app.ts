@@ -16,6 +16,7 @@ import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../err
 import type { Log } from '../log.js';
 import type { RequestRecorder } from '../metrics.js';
 import { RETRY_AFTER_SECONDS, requestIdOf } from './conventions.js';
+import { DeferredCompilation } from './deferred-compilation.js';
 import { answerOverloaded, EarlyShedding } from './early-shedding.js';
 import type { HttpApp } from './http-app.js';
 import type { Authenticate, AuthRequirement } from './principal.js';
@@ -99,6 +100,7 @@ export const DEFAULT_BODY_LIMIT = 256 * 1024;
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const shedding = new EarlyShedding(options.log);
+  const compilation = new DeferredCompilation(options.log);
   const app = Fastify({
     loggerInstance: options.log,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -119,6 +121,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     },
     clientErrorHandler: answerClientError,
     serverFactory: (handler, serverOptions) => createServer(handler, serverOptions, shedding),
+    schemaController: { compilersFactory: { buildSerializer: compilation.serializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const catalog: RouteInfo[] = [];
@@ -137,7 +140,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
   });
 
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(compilation.validators(validatorCompiler));
+  app.addHook('onListen', async () => {
+    void compilation.warmUp();
+  });
   // Fastify also parses text/plain by default; this interface speaks JSON only.
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', null);
@@ -145,6 +151,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    compilation.stop();
   });
 
   if (options.overload?.maxEventLoopDelayMs)

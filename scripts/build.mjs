@@ -1,0 +1,96 @@
+// Builds the service into dist/: every source file compiled to JavaScript on its own, then the
+// embedded database's template (a cluster with every migration applied, which a first start
+// copies instead of creating one; src/platform/db/database-template.ts).
+//
+//   node scripts/build.mjs             build (what `npm install` and `npm run build` run)
+//   node scripts/build.mjs --if-stale  build only when a source or migration is newer than the
+//                                      last build (what `npm start` runs first)
+//
+// Plain JavaScript over esbuild, both runtime dependencies, so it runs on an install without dev
+// dependencies. esbuild only strips types (about a second for the whole tree, where tsc took a
+// minute on two cores); the types are checked by `npm run typecheck`, which CI runs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCE = path.join(ROOT, 'src');
+const OUT = path.join(ROOT, 'dist');
+/** Written last: the build's moment, which --if-stale compares the sources with. */
+const STAMP = path.join(OUT, '.build-stamp');
+/** Kept across builds: rebuilt only when the migrations or PGlite change (its own key says so). */
+const KEPT = new Set(['database-template']);
+/** What the service never loads: tests, their harness, the
+ * dashboard's browser app (bundled from its sources when first asked for). */
+const isShipped = (file) =>
+  file.endsWith('.ts') &&
+  !file.endsWith('.test.ts') &&
+  !file.endsWith('.d.ts') &&
+  !file.startsWith(path.join(SOURCE, 'testing') + path.sep) &&
+  !file.startsWith(path.join(SOURCE, 'dashboard', 'app') + path.sep);
+
+function walk(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? walk(full) : entry.isFile() ? [full] : [];
+  });
+}
+
+/** Whether a source or migration changed since the last build (a new or deleted file too). */
+function isStale() {
+  const builtAt = fs.statSync(STAMP, { throwIfNoEntry: false })?.mtimeMs;
+  if (builtAt === undefined) return true;
+  const inputs = [SOURCE, path.join(ROOT, 'migrations')];
+  // A folder's own time moves when a file in it is added, removed or renamed.
+  const times = inputs.flatMap((dir) => [
+    ...walkFolders(dir).map((folder) => fs.statSync(folder).mtimeMs),
+    ...walk(dir).map((file) => fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0),
+  ]);
+  return Math.max(...times, fs.statSync(path.join(ROOT, 'package.json')).mtimeMs) >= builtAt;
+}
+
+function walkFolders(dir) {
+  return [
+    dir,
+    ...fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .flatMap((entry) => walkFolders(path.join(dir, entry.name))),
+  ];
+}
+
+async function compile() {
+  fs.mkdirSync(OUT, { recursive: true });
+  for (const entry of fs.readdirSync(OUT)) {
+    if (!KEPT.has(entry)) fs.rmSync(path.join(OUT, entry), { recursive: true, force: true });
+  }
+  const tsconfig = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.json'), 'utf8'));
+  await build({
+    entryPoints: walk(SOURCE).filter(isShipped),
+    outdir: OUT,
+    outbase: SOURCE,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    bundle: false,
+    logLevel: 'warning',
+    tsconfigRaw: { compilerOptions: tsconfig.compilerOptions },
+  });
+}
+
+async function main() {
+  const onlyIfStale = process.argv.includes('--if-stale');
+  if (onlyIfStale && !isStale()) return;
+  const started = performance.now();
+  await compile();
+  const template = pathToFileURL(path.join(OUT, 'platform/db/build-database-template.js'));
+  const { buildDatabaseTemplate } = await import(template.href);
+  await buildDatabaseTemplate();
+  fs.writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  process.stderr.write(`built dist/ in ${seconds} s\n`);
+}
+
+await main();
