@@ -4,7 +4,7 @@ import {
   describeFinding,
   prepareHostileCampaign,
   runHostileCampaign,
-} from '../src/testing/hostile-requests.js';
+} from '../src/testing/hostile-campaign.js';
 import { startReceiver } from '../src/testing/receiver.js';
 
 /**

@@ -7,11 +7,11 @@ import {
   describeFinding,
   prepareHostileCampaign,
   runHostileCampaign,
-} from '../testing/hostile-requests.js';
+} from '../testing/hostile-campaign.js';
 import { type Receiver, startReceiver } from '../testing/receiver.js';
 
 /**
- * Hostile input over every operation of both hosts' OpenAPI documents (see hostile-requests.ts):
+ * Hostile input over every operation of both hosts' OpenAPI documents (see hostile-campaign.ts):
  * no 5xx, no hang, every 4xx in the one error body, the statuses the conventions promise, and
  * no row changed by a refused request. HOSTILE_CASES sets the cases drawn per operator and
  * operation (default 1), HOSTILE_SEED the seed; `bench/hostile-input.ts` runs longer.

@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
+import { disableGoneEndpoints } from './endpoint-disabling.js';
 import { envelopeOf } from './envelope.js';
 import { nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import { DELIVERY_TIMEOUT_MS, SENDS_IN_FLIGHT, type Sender, unsent } from './sender.js';
@@ -43,8 +44,6 @@ const FAN_OUT_BATCH = 200;
 const LEASE_MARGIN_MS = DELIVERY_TIMEOUT_MS + 2_000;
 /** While sends are under way and nothing new was found, new work is looked for this often. */
 const LOOK_AGAIN_MS = 1_000;
-/** Endpoints answering nothing but failures for this long are disabled. */
-export const SUSTAINED_FAILURE_MS = 5 * 24 * 60 * 60_000;
 
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
 
@@ -126,42 +125,6 @@ export function createDeliveryWorker({
   }
 
   /**
-   * Switches off the endpoints a settled chunk shows to be gone. Its own failure is only logged:
-   * the outcomes are on record, and the next failure of the endpoint decides again.
-   */
-  async function disableGone(
-    chunk: store.Settlement[],
-    endpoints: Awaited<ReturnType<typeof store.settleAttempts>>,
-    kinds: Map<string, 'core' | 'merchant'>,
-  ): Promise<void> {
-    for (const endpoint of endpoints) {
-      // A merchant endpoint is switched by its product's merchantWebhookUrl alone (sellers have
-      // no enable route for it), so its failures retry and end as failed but never switch it off.
-      if (kinds.get(endpoint.id) !== 'core' || !endpoint.enabled) continue;
-      const failures = chunk.filter((s) => s.record.endpointId === endpoint.id && !s.record.success);
-      const lastFailure = failures.at(-1)?.record.at;
-      if (!lastFailure) continue;
-      let reason: string | null = null;
-      if (failures.some((s) => s.record.statusCode === 410)) reason = 'the receiver answered 410 Gone';
-      else if (
-        endpoint.failing_since &&
-        lastFailure.getTime() - endpoint.failing_since.getTime() >= SUSTAINED_FAILURE_MS
-      )
-        reason = 'every delivery failed for 5 days';
-      if (!reason) continue;
-      try {
-        await store.setEndpointEnabled(db, endpoint.id, false, reason, lastFailure);
-        log.warn({ endpointId: endpoint.id }, 'webhook.endpoint.disabled');
-      } catch (err) {
-        log.warn(
-          { err: { message: (err as Error).message }, endpointId: endpoint.id },
-          'webhook.endpoint.disable_failed',
-        );
-      }
-    }
-  }
-
-  /**
    * The sending side of one pass: per-endpoint queues of leased deliveries, each served by up
    * to PER_ENDPOINT_CONCURRENCY lanes (NODE_CONCURRENCY sends at once in all), whose attempts
    * are settled a chunk at a time, in the order they ended, beside the sends. Every statement
@@ -215,7 +178,7 @@ export function createDeliveryWorker({
           return;
         }
         for (const { held: h } of chunk) held.delete(h.delivery.id);
-        await disableGone(settlements, endpoints, kinds);
+        await disableGoneEndpoints({ db, log }, settlements, endpoints, kinds);
       });
     };
 
