@@ -1,15 +1,12 @@
-import type { Clock } from '../../platform/clock.js';
-import type { Db, Executor } from '../../platform/db/database.js';
+import type { Executor } from '../../platform/db/database.js';
 import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import type { NameLimitExcess } from '../../platform/http/rate-limit.js';
 import { newId } from '../../platform/ids.js';
-import type { Log } from '../../platform/log.js';
-import type { Later } from './later.js';
+import type { VerificationDeps, VerificationLookups } from './deps.js';
 import { effectiveStatus, grantsUse, keepsAccess, REASON_OF_STATUS } from './license-status.js';
 import type { UsageCode, UsageResultType } from './schemas.js';
 import * as store from './store.js';
 import { type UsageState, usageStanding, usePeriods } from './terms.js';
-import type { Found, LicenseState } from './verification-cache.js';
 
 /** A usage answer: the count of the current period as it stands after the call. */
 function usageAnswer(
@@ -42,19 +39,7 @@ export function createUsageConsumer({
   lookup,
   usable,
   checkedIn,
-}: {
-  db: Db;
-  clock: Clock;
-  log: Log;
-  lookup: (
-    key: string,
-    hwuid: string | null,
-    appId: string | undefined,
-    excess?: NameLimitExcess,
-  ) => Later<Found | null>;
-  usable: (found: LicenseState, now: Date) => boolean;
-  checkedIn: (found: LicenseState, checkIn: boolean, now: Date) => Later<boolean>;
-}) {
+}: Pick<VerificationDeps, 'db' | 'clock' | 'log'> & VerificationLookups) {
   /**
    * Consumes uses of the license's quota: all of `amount` or none, in one conditional
    * statement, so concurrent consumes never take the count past the quota. With an

@@ -1,11 +1,21 @@
-import { hash, randomUUID } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import DataLoader from 'dataloader';
-import type { Db, Executor } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
 import { isDatabaseUnavailable } from '../../platform/db/errors.js';
-import { type Notifications, notify } from '../../platform/db/notifications.js';
+import type { Notifications } from '../../platform/db/notifications.js';
 import type { Log } from '../../platform/log.js';
+import { announceLicense, announceSeller, listenForChanges } from './cache-channel.js';
+import {
+  answersFor,
+  type Entry,
+  type Found,
+  fromMemory,
+  type LicenseState,
+  setDevice,
+  TTL_MS,
+} from './cache-entry.js';
+import { createCacheRefresh, REFRESH_EVERY_MS } from './cache-refresh.js';
 import * as store from './store.js';
 
 /**
@@ -51,81 +61,15 @@ import * as store from './store.js';
  * answered; one committed and not heard of (the channel down) may be missed for that long. A
  * read that succeeds while the channel is down is not stored, but the entry takes its answer (the
  * database wins). Devices not seen bound, seats and every write still fail: 503.
+ *
+ * Its parts: what an entry holds (cache-entry.ts), the background refresh (cache-refresh.ts) and
+ * the change channel (cache-channel.ts).
  */
 const MAX_ENTRIES = 50_000;
-/**
- * A safety net only (a write that forgot to announce, an edit made by hand in SQL): messages
- * arrive within moments. An entry in use does not expire at its TTL but is read again before it,
- * with others, in the background (below). The same on PGlite, where only this node writes: a
- * longer bound would cut the refresh's work, but 2 minutes is the bound docs/licenses.md promises.
- */
-const TTL_MS = 120_000;
-/**
- * Entries used this recently are read again before their TTL; how often they are looked for,
- * how near their TTL, and how many are read at once.
- */
-const KEEP_WARM_MS = 10 * 60_000;
-const REFRESH_EVERY_MS = 5_000;
-const REFRESH_AHEAD_MS = 30_000;
-const REFRESH_BATCH = 50;
-/**
- * A pass spreads its batches over this share of the period, at most REFRESH_PAUSE_MAX_MS apart.
- * Its reads are background work, and a pass after a node's first minutes can hold thousands of
- * entries: read back to back they took the event loop from requests for a fifth of a second on
- * PGlite, whose statements run on that thread, and on two cores the signatures waiting behind
- * made the slowest verifies of a node at half load 30-50 ms (measured on PGlite, 2,884 a second).
- * Smaller batches were worse: a PGlite statement's cost is mostly fixed, so more of them held the
- * loop longer in all.
- */
-const REFRESH_SPREAD = 0.8;
-const REFRESH_PAUSE_MAX_MS = 100;
 /** Keys read in one statement on a miss. */
 const LOOKUP_BATCH = 64;
-/** A license with many devices keeps only this many in its entry; others are asked about. */
-const MAX_DEVICES_PER_ENTRY = 64;
 /** Invalidations remembered for reads in flight; a read older than the log is not stored. */
 const INVALIDATION_LOG = 1_024;
-const PROBE_RETRY_MIN_MS = 250;
-const PROBE_RETRY_MAX_MS = 5_000;
-
-export const LICENSE_CHANGED = 'license_changed';
-export const SELLER_CHANGED = 'seller_changed';
-
-/** A license as verification reads it, without the per-request device answer. */
-export type LicenseState = Omit<
-  NonNullable<Awaited<ReturnType<typeof store.findManyForVerification>>[number]>,
-  'device_bound' | 'device_name' | 'device_platform'
->;
-
-/** A license found for a key, and whether the device asked about is bound to it. */
-export interface Found {
-  state: LicenseState;
-  deviceBound: boolean;
-  /** The bound device's label as last known; null when the device is not bound. */
-  label: store.DeviceLabel | null;
-  /** Where and since when the database was read, for `bound`; null when answered from memory. */
-  read: { digest: string; since: number } | null;
-}
-
-interface Entry {
-  state: LicenseState;
-  /** Devices seen bound, with their labels. */
-  devices: Map<string, store.DeviceLabel>;
-  until: number;
-  /** When it was last read or answered from: kept warm for KEEP_WARM_MS after. */
-  usedAt: number;
-}
-
-/** Whether memory answers for `hwuid` from `entry`: no device asked, or one seen bound. */
-function answersFor(entry: Entry, hwuid: string | null): boolean {
-  return hwuid === null || entry.devices.has(hwuid);
-}
-
-/** The answer memory gives: nothing read, so nothing for `bound` to remember. */
-function fromMemory(entry: Entry, hwuid: string | null): Found {
-  const label = hwuid === null ? null : (entry.devices.get(hwuid) ?? null);
-  return { state: entry.state, deviceBound: hwuid !== null, label, read: null };
-}
 
 /** Who was invalidated at one epoch: a license, a seller's licenses, or (neither) everything. */
 interface Invalidation {
@@ -160,7 +104,6 @@ export function createVerificationCache({
   let epoch = 0;
   let listening = false;
   let started = false;
-  let refreshing: Promise<number> | null = null;
   let closed = false;
   // Whether verifies are being answered from memory for want of the database (logged once).
   let away = false;
@@ -177,8 +120,18 @@ export function createVerificationCache({
     maxBatchSize: LOOKUP_BATCH,
     batchScheduleFn: (send) => setImmediate(send),
   });
-  // Every node hears every probe; each listens for its own and ignores the others.
-  const probe = `probe:${randomUUID()}`;
+  const refresh = createCacheRefresh({
+    db,
+    log,
+    entries,
+    now,
+    refreshEveryMs,
+    epoch: () => epoch,
+    listening: () => listening,
+    closed: () => closed,
+    invalidatedSince,
+    drop,
+  });
 
   function drop(digest: string): void {
     const entry = entries.get(digest);
@@ -283,105 +236,9 @@ export function createVerificationCache({
     }
   }
 
-  /**
-   * Reads again, in batches, the entries used in the last KEEP_WARM_MS that expire within
-   * REFRESH_AHEAD_MS. What changed meanwhile is dropped as a miss would be: an entry replaced or
-   * dropped during the read is left alone, a license or seller invalidated since the read began
-   * is not refreshed, and a license no longer found (its seller deleted) is forgotten.
-   */
-  function refreshDue(): Promise<number> {
-    if (!listening || refreshing) return Promise.resolve(0);
-    refreshing = refreshAll().finally(() => {
-      refreshing = null;
-    });
-    return refreshing;
-  }
-
-  async function refreshAll(): Promise<number> {
-    let refreshed = 0;
-    try {
-      const at = now();
-      const due: [string, Entry][] = [];
-      for (const item of entries) {
-        if (item[1].until <= at + REFRESH_AHEAD_MS && item[1].usedAt >= at - KEEP_WARM_MS) due.push(item);
-      }
-      // Entries read together (a node's first minute, a flush) would otherwise fall due together
-      // and be read again together every TTL, in one burst of statements. A pass takes, soonest
-      // first, those that expire before the pass after next, and at least a share of the rest
-      // that lets the passes before those finish them: a burst spreads over the window and
-      // stays spread.
-      due.sort((a, b) => a[1].until - b[1].until);
-      const urgentWithin = 2 * REFRESH_EVERY_MS;
-      const urgent = due.findIndex(([, entry]) => entry.until > at + urgentWithin);
-      const share = Math.ceil((due.length * REFRESH_EVERY_MS) / (REFRESH_AHEAD_MS - urgentWithin));
-      const taken = due.slice(0, Math.max(urgent === -1 ? due.length : urgent, share));
-      const batches = Math.ceil(taken.length / REFRESH_BATCH);
-      const pauseMs = Math.min(REFRESH_PAUSE_MAX_MS, (REFRESH_SPREAD * refreshEveryMs) / batches);
-      for (let i = 0; i < taken.length && !closed; i += REFRESH_BATCH) {
-        if (i > 0 && pauseMs > 0) await sleep(pauseMs);
-        refreshed += await refreshBatch(taken.slice(i, i + REFRESH_BATCH));
-      }
-    } catch (err) {
-      // Entries left as they are expire on their own; the next verify reads them.
-      log.warn({ err: { message: (err as Error).message } }, 'license.verify.cache_refresh_failed');
-    }
-    return refreshed;
-  }
-
-  async function refreshBatch(batch: [string, Entry][]): Promise<number> {
-    const since = epoch;
-    const devices = batch.flatMap(([, entry]) =>
-      [...entry.devices.keys()].map((hwuid) => ({ licenseId: entry.state.id, hwuid })),
-    );
-    const read = await store.refreshForVerification(
-      db,
-      batch.map(([, entry]) => entry.state.id),
-      devices,
-    );
-    const states = new Map(read.states.map((state) => [state.id, state]));
-    const bound = new Map(
-      read.bound.map((device) => [
-        `${device.license_id} ${device.hwuid}`,
-        { name: device.name, platform: device.platform },
-      ]),
-    );
-    let refreshed = 0;
-    for (const [digest, entry] of batch) {
-      if (entries.get(digest) !== entry) continue;
-      const row = states.get(entry.state.id);
-      if (!listening || invalidatedSince(since, entry.state)) continue;
-      // Gone (its seller deleted), or its key changed by hand: the old key must not stay valid.
-      if (!row || hash('sha256', row.key, 'base64url') !== digest) {
-        drop(digest);
-        continue;
-      }
-      const { key: _key, ...state } = row;
-      entry.state = state;
-      const devices = new Map<string, store.DeviceLabel>();
-      for (const hwuid of entry.devices.keys()) {
-        const label = bound.get(`${state.id} ${hwuid}`);
-        if (label) devices.set(hwuid, label);
-      }
-      entry.devices = devices;
-      entry.until = now() + TTL_MS;
-      refreshed++;
-    }
-    return refreshed;
-  }
-
   /** Whether an entry past its deadline may still answer, in an outage, at `at`. */
   function withinGrace(entry: Entry, at: number): boolean {
     return entry.until + outageGraceMs > at;
-  }
-
-  /** Remembers a device bound with its label, or forgets it (label null: not bound). */
-  function setDevice(
-    devices: Map<string, store.DeviceLabel>,
-    hwuid: string,
-    label: store.DeviceLabel | null,
-  ): void {
-    if (!label) devices.delete(hwuid);
-    else if (devices.size < MAX_DEVICES_PER_ENTRY || devices.has(hwuid)) devices.set(hwuid, label);
   }
 
   /**
@@ -432,39 +289,29 @@ export function createVerificationCache({
     // hears again, so every verify reads the database meanwhile (and, in an outage, is answered
     // from what was held, within the grace).
     if (refreshEveryMs > 0) {
-      timer = setInterval(() => void refreshDue(), refreshEveryMs);
+      timer = setInterval(() => void refresh.refreshDue(), refreshEveryMs);
       timer.unref();
     }
-    notifications.onLost(() => {
-      listening = false;
-      log.info({ entries: entries.size }, 'license.verify.cache_distrusted');
-      distrust();
+    listenForChanges({
+      db,
+      log,
+      notifications,
+      heard: () => {
+        listening = true;
+      },
+      lost: () => {
+        listening = false;
+        log.info({ entries: entries.size }, 'license.verify.cache_distrusted');
+        distrust();
+      },
+      gap: () => {
+        flush();
+        listening = true;
+      },
+      licenseChanged: forgetLicense,
+      sellerChanged: forgetSeller,
+      probing: () => !listening && !closed,
     });
-    notifications.onGap(() => {
-      flush();
-      listening = true;
-    });
-    const subscribed = Promise.all([
-      notifications.listen(LICENSE_CHANGED, (payload) => {
-        if (payload === probe) listening = true;
-        else if (!payload.startsWith('probe:')) forgetLicense(payload);
-      }),
-      notifications.listen(SELLER_CHANGED, forgetSeller),
-    ]);
-    const sendProbe = async (retryMs: number): Promise<void> => {
-      // Closed, the node sends nothing more (its database is gone too).
-      if (listening || closed) return;
-      try {
-        await notify(db, LICENSE_CHANGED, probe);
-      } catch (err) {
-        log.debug({ err: { message: (err as Error).message } }, 'license.verify.cache_probe_failed');
-      }
-      setTimeout(() => void sendProbe(Math.min(retryMs * 2, PROBE_RETRY_MAX_MS)), retryMs).unref();
-    };
-    subscribed.then(
-      () => sendProbe(PROBE_RETRY_MIN_MS),
-      (err) => log.warn({ err: { message: (err as Error).message } }, 'license.verify.cache_listen_failed'),
-    );
   }
 
   return {
@@ -496,24 +343,14 @@ export function createVerificationCache({
       if (entry && entry.state.id === licenseId && entry.devices.has(hwuid)) entry.devices.set(hwuid, label);
     },
 
-    /** Sent inside the transaction that changes what a license verifies as. */
-    announceLicense(executor: Executor, licenseId: string): Promise<unknown> {
-      return notify(executor, LICENSE_CHANGED, licenseId);
-    },
-
-    /**
-     * Sent inside the transaction that changes a seller's tier, deletes the account, or changes
-     * what all of a seller's licenses of an app or product verify as.
-     */
-    announceSeller(executor: Executor, sellerId: string): Promise<unknown> {
-      return notify(executor, SELLER_CHANGED, sellerId);
-    },
-
+    /** Sent inside the writing transactions (cache-channel.ts). */
+    announceLicense,
+    announceSeller,
     forgetLicense,
     forgetSeller,
 
     /** Reads again the entries due (the timer's work), and says how many; for tests. */
-    refreshDue,
+    refreshDue: refresh.refreshDue,
 
     /** Stops refreshing (before the database closes), once a refresh under way has ended. */
     async close(): Promise<void> {
@@ -521,7 +358,7 @@ export function createVerificationCache({
       closed = true;
       if (timer) clearInterval(timer);
       timer = null;
-      await refreshing;
+      await refresh.underWay();
     },
 
     /** Whether entries are stored yet (this node has heard its own probe); for tests. */

@@ -1,6 +1,12 @@
 import { type Fragment, formatPrice, type Html, html, pageShell } from '../checkout/index.js';
 import type { BuyerReleaseOutcome, ReleaseAllowance } from '../licenses/index.js';
 
+/** What a portal request answers: a page, a redirect (both maybe setting the cookie), or a file. */
+export type PortalOutcome =
+  | { status: number; page: Html; cookie?: string }
+  | { redirect: string; cookie?: string }
+  | { download: { filename: string; body: string } };
+
 /** What the portal shows of a buyer's purchases: names, keys, states and dates, nothing of the seller's. */
 export interface PortalView {
   email: string;

@@ -9,8 +9,9 @@ import { errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse, Uuid } from '../../platform/http/schemas.js';
 import type { WindowCounter } from '../../platform/http/window-counter.js';
 import { PORTAL_CSS } from './assets.js';
-import { problemPage } from './pages.js';
-import { DONE_NOTICES, type PortalOutcome, type PortalService, SESSION_COOKIE } from './service.js';
+import { type PortalOutcome, problemPage } from './pages.js';
+import { DONE_NOTICES, type PortalService } from './service.js';
+import { SESSION_COOKIE } from './sessions.js';
 
 /** Sign-in links mailed to one address per hour, however many client addresses ask. */
 export const LINKS_PER_ADDRESS_PER_HOUR = 5;

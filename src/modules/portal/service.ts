@@ -1,37 +1,11 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
-import type { Log } from '../../platform/log.js';
-import type { Html } from '../checkout/index.js';
-import {
-  effectiveStatus,
-  type LicenseService,
-  LONGEST_RELEASE_PERIOD_DAYS,
-  type OfflineActivation,
-  parseActivationRequest,
-  releaseAllowance,
-} from '../licenses/index.js';
+import { parseActivationRequest } from '../licenses/index.js';
 import { PORTAL_POLICY_DEFAULTS } from '../products/index.js';
-import type { SubscriptionService } from '../subscriptions/index.js';
-import {
-  confirmSignInPage,
-  linkRefusedPage,
-  linkSentPage,
-  type PortalView,
-  portalPage,
-  problemPage,
-  releaseRefusal,
-  signInPage,
-  statusWord,
-} from './pages.js';
+import { createBuyerView } from './buyer-view.js';
+import type { PortalServiceDeps } from './deps.js';
+import { type PortalOutcome, portalPage, problemPage, releaseRefusal, signInPage } from './pages.js';
+import { createSessions, type Session } from './sessions.js';
 import * as store from './store.js';
-
-/** A sign-in link works once, within this time. */
-export const LINK_MINUTES = 15;
-/** A signed-in browser stays signed in this long, then signs in again. */
-export const SESSION_HOURS = 12;
-export const SESSION_COOKIE = 'portal_session';
 
 /** Where a finished action sends the browser back to, and what the page then says. */
 export const DONE_NOTICES = {
@@ -41,42 +15,6 @@ export const DONE_NOTICES = {
   'signed-out': 'You are signed out.',
 } as const;
 export type DoneNotice = keyof typeof DONE_NOTICES;
-
-/** What a portal request answers: a page, a redirect (both maybe setting the cookie), or a file. */
-export type PortalOutcome =
-  | { status: number; page: Html; cookie?: string }
-  | { redirect: string; cookie?: string }
-  | { download: { filename: string; body: string } };
-
-interface Session {
-  email: string;
-  tokenHash: string;
-  csrf: string;
-}
-
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
-
-/** Tokens are 32 random bytes; the database keeps their SHA-256 only and is looked up by it. */
-const newToken = () => randomBytes(32).toString('base64url');
-const digest = (token: string) => createHash('sha256').update(token).digest('hex');
-/**
- * The token a sign-in mail carries, made when the mail is sent from the notice and its attempt
- * under the server secret: neither the queued notice nor the link row (its SHA-256) holds it or
- * what makes it, and each attempt mails a link of its own, so a link already used never works
- * again because a send was retried.
- */
-const linkTokenOf = (secret: string, notice: { id: string; attempts: number }) =>
-  createHmac('sha256', secret).update(`portal-sign-in:${notice.id}:${notice.attempts}`).digest('base64url');
-/** The session's form token: derived from the cookie's token, so it is per session and never stored. */
-const csrfOf = (sessionToken: string) =>
-  createHmac('sha256', sessionToken).update('portal-csrf').digest('base64url');
-
-function sameSecret(sent: string | undefined, expected: string): boolean {
-  if (typeof sent !== 'string') return false;
-  const a = Buffer.from(sent);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 export type PortalService = ReturnType<typeof createPortalService>;
 
@@ -94,37 +32,10 @@ export function createPortalService({
   licenses,
   offline,
   subscriptions,
-}: {
-  db: Db;
-  clock: Clock;
-  log: Log;
-  /** The checkout host's public address: the links point at it, and https makes the cookie Secure. */
-  payUrl: string;
-  /** The server secret sign-in links are derived under when their mail is sent (every node's). */
-  linkSecret: string;
-  licenses: Pick<LicenseService, 'releaseBuyerDevice' | 'releaseBuyerSeat'>;
-  offline: Pick<OfflineActivation, 'activateLicense'>;
-  subscriptions: Pick<SubscriptionService, 'cancelForBuyer'>;
-}) {
-  const secure = new URL(payUrl).protocol === 'https:';
-  const base = payUrl.replace(/\/+$/, '');
-  const cookie = (value: string, maxAgeSeconds: number) =>
-    [
-      `${SESSION_COOKIE}=${value}`,
-      'Path=/portal',
-      `Max-Age=${maxAgeSeconds}`,
-      'HttpOnly',
-      'SameSite=Lax',
-      ...(secure ? ['Secure'] : []),
-    ].join('; ');
-  const clearedCookie = () => cookie('', 0);
-
-  async function sessionOf(token: string | undefined): Promise<Session | null> {
-    if (!token || token.length > 128) return null;
-    const tokenHash = digest(token);
-    const email = await store.findSession(db, tokenHash, clock.now());
-    return email ? { email, tokenHash, csrf: csrfOf(token) } : null;
-  }
+}: PortalServiceDeps) {
+  const sessions = createSessions({ db, clock, log, payUrl, linkSecret });
+  const { sessionOf, formSession } = sessions;
+  const view = createBuyerView({ db, clock });
 
   /**
    * The signed-in buyer's license and the device a release form names, or the page that refuses
@@ -151,122 +62,18 @@ export function createPortalService({
     return { session, license, hwuid: form.hwuid };
   }
 
-  /** The session a form is posted under, or the page that refuses it. */
-  async function formSession(
-    token: string | undefined,
-    csrf: string | undefined,
-  ): Promise<{ session: Session; refused?: never } | { refused: PortalOutcome; session?: never }> {
-    const session = await sessionOf(token);
-    if (!session) {
-      return {
-        refused: {
-          status: 401,
-          page: problemPage('Please sign in again', 'Your session has ended. Sign in again to continue.'),
-          cookie: clearedCookie(),
-        },
-      };
-    }
-    if (!sameSecret(csrf, session.csrf)) {
-      return {
-        refused: {
-          status: 403,
-          page: problemPage(
-            'This form has expired',
-            'The form did not come from your current session. Go back to your purchases and try again.',
-          ),
-        },
-      };
-    }
-    return { session };
-  }
-
-  async function view(
-    session: Session,
-    notice: string | null,
-    problem: PortalView['problem'] = null,
-  ): Promise<PortalView> {
-    const now = clock.now();
-    const [licenseRows, orders, subscriptionRows] = await Promise.all([
-      store.buyerLicenses(db, session.email),
-      store.buyerOrders(db, session.email),
-      store.buyerSubscriptions(db, session.email),
-    ]);
-    const ids = licenseRows.map((row) => row.id);
-    const floatingIds = licenseRows.filter((row) => row.floating).map((row) => row.id);
-    const [devices, seats, releases] = await Promise.all([
-      store.devicesOf(db, ids),
-      store.seatsOf(db, floatingIds, now),
-      store.buyerReleasesOf(db, ids, new Date(now.getTime() - LONGEST_RELEASE_PERIOD_DAYS * 86_400_000)),
-    ]);
-    return {
-      email: session.email,
-      csrf: session.csrf,
-      notice,
-      problem,
-      licenses: licenseRows.map((row) => {
-        const bound = devices.filter((device) => device.license_id === row.id);
-        return {
-          id: row.id,
-          name: row.product_name ?? row.app_name,
-          key: row.key,
-          status: statusWord(effectiveStatus(row.status, row.expires_at, now)),
-          expiresAt: row.expires_at,
-          floating: row.floating,
-          places: row.floating
-            ? `Up to ${row.max_seats ?? 0} devices at once`
-            : row.max_devices === null
-              ? `${bound.length} devices, no limit`
-              : `${bound.length} of ${row.max_devices} devices`,
-          devices: bound.map((device) => ({
-            hwuid: device.hwuid,
-            name: device.name,
-            platform: device.platform,
-            activatedAt: device.activated_at,
-            offlineUntil: device.offline_until && device.offline_until > now ? device.offline_until : null,
-          })),
-          seats: seats
-            .filter((seat) => seat.license_id === row.id)
-            .map((seat) => ({
-              hwuid: seat.hwuid,
-              name: seat.name,
-              platform: seat.platform,
-              acquiredAt: seat.acquired_at,
-              leaseExpiresAt: seat.lease_expires_at,
-            })),
-          releases: releaseAllowance(
-            row,
-            releases.filter((release) => release.license_id === row.id).map((release) => release.released_at),
-            now,
-          ),
-        };
-      }),
-      orders: orders.map((row) => ({
-        transactionId: row.transaction_id,
-        name: row.name,
-        amount: row.amount,
-        currency: row.currency,
-        status: statusWord(row.status),
-        at: row.paid_at ?? row.created_at,
-      })),
-      subscriptions: subscriptionRows.map((row) => ({
-        id: row.id,
-        name: row.name,
-        status: statusWord(row.status),
-        interval: row.interval,
-        currentPeriodEnd: row.current_period_end,
-        canceledAt: row.canceled_at,
-      })),
-    };
-  }
-
   const notFoundPage = (what: string): PortalOutcome => ({
     status: 404,
     page: problemPage(`${what} not found`, `No ${what.toLowerCase()} of yours matches this address.`),
   });
 
   return {
-    /** Forgets ended links and sessions (an hourly job); returns how many rows went. */
-    purgeEnded: () => store.purgeEnded(db, clock.now()),
+    purgeEnded: sessions.purgeEnded,
+    requestLink: sessions.requestLink,
+    signInMail: sessions.signInMail,
+    openLink: sessions.openLink,
+    signIn: sessions.signIn,
+    signOut: sessions.signOut,
 
     /** The signed-in buyer's purchases, or the sign-in form. */
     async home(token: string | undefined, done: DoneNotice | undefined): Promise<PortalOutcome> {
@@ -276,81 +83,6 @@ export function createPortalService({
         return { status: 200, page: signInPage() };
       }
       return { status: 200, page: portalPage(await view(session, done ? DONE_NOTICES[done] : null)) };
-    },
-
-    /**
-     * Queues a sign-in mail and answers the same page whoever asks. Whether the address bought
-     * anything is looked up when the mail is sent (signInMail), so the request does the same
-     * work, one insert, for a customer and a stranger: neither the answer nor its timing tells
-     * which addresses are customers.
-     */
-    async requestLink(input: string | undefined): Promise<PortalOutcome> {
-      const typed = (input ?? '').trim();
-      if (!EMAIL.test(typed) || typed.length > 254) {
-        return {
-          status: 422,
-          page: signInPage({ email: typed, error: 'Enter the e-mail address you bought with.' }),
-        };
-      }
-      await store.queueSignInMail(db, typed.toLowerCase(), clock.now());
-      log.info('portal.link.queued');
-      return { status: 200, page: linkSentPage(LINK_MINUTES) };
-    },
-
-    /**
-     * The content of a queued sign-in mail, made as it is sent: a new one-time link when anything
-     * was bought under the address, or null when nothing was (no mail is owed, and the notice is
-     * dropped). The link is valid for LINK_MINUTES from now, whenever the request was made.
-     */
-    async signInMail(notice: { id: string; attempts: number; to_email: string | null }) {
-      const email = notice.to_email;
-      if (!email) return null;
-      const now = clock.now();
-      await store.forgetSpentLinks(db, email, now);
-      if (!(await store.holdsPurchases(db, email))) return null;
-      const token = linkTokenOf(linkSecret, notice);
-      await store.insertSignInLink(db, {
-        tokenHash: digest(token),
-        email,
-        now,
-        expiresAt: new Date(now.getTime() + LINK_MINUTES * 60_000),
-      });
-      return { link: `${base}/portal/sign-in/${token}`, minutes: LINK_MINUTES };
-    },
-
-    /** What a link opens: a button that signs in (a GET never uses the link), or why it cannot. */
-    async openLink(token: string): Promise<PortalOutcome> {
-      if (!(await store.linkIsUsable(db, digest(token), clock.now())))
-        return { status: 400, page: linkRefusedPage() };
-      return { status: 200, page: confirmSignInPage(token) };
-    },
-
-    /** Uses the link (once, however many clicks race) and starts a session. */
-    async signIn(token: string): Promise<PortalOutcome> {
-      const now = clock.now();
-      const email = await store.consumeLink(db, digest(token), now);
-      if (!email) {
-        log.info('portal.sign_in.refused');
-        return { status: 400, page: linkRefusedPage() };
-      }
-      const sessionToken = newToken();
-      await store.insertSession(db, {
-        tokenHash: digest(sessionToken),
-        email,
-        now,
-        expiresAt: new Date(now.getTime() + SESSION_HOURS * 3_600_000),
-      });
-      await store.forgetSpentLinks(db, email, now);
-      log.info('portal.signed_in');
-      return { redirect: '/portal', cookie: cookie(sessionToken, SESSION_HOURS * 3600) };
-    },
-
-    async signOut(token: string | undefined, csrf: string | undefined): Promise<PortalOutcome> {
-      if (!(await sessionOf(token))) return { redirect: '/portal', cookie: clearedCookie() };
-      const { session, refused } = await formSession(token, csrf);
-      if (refused) return refused;
-      await store.deleteSession(db, session.tokenHash);
-      return { redirect: '/portal?done=signed-out', cookie: clearedCookie() };
     },
 
     /**

@@ -1,0 +1,87 @@
+import { effectiveStatus, LONGEST_RELEASE_PERIOD_DAYS, releaseAllowance } from '../licenses/index.js';
+import type { PortalServiceDeps } from './deps.js';
+import { type PortalView, statusWord } from './pages.js';
+import type { Session } from './sessions.js';
+import * as store from './store.js';
+
+/** What the portal page shows a signed-in buyer: their licenses, orders and subscriptions. */
+export function createBuyerView({ db, clock }: Pick<PortalServiceDeps, 'db' | 'clock'>) {
+  return async function view(
+    session: Session,
+    notice: string | null,
+    problem: PortalView['problem'] = null,
+  ): Promise<PortalView> {
+    const now = clock.now();
+    const [licenseRows, orders, subscriptionRows] = await Promise.all([
+      store.buyerLicenses(db, session.email),
+      store.buyerOrders(db, session.email),
+      store.buyerSubscriptions(db, session.email),
+    ]);
+    const ids = licenseRows.map((row) => row.id);
+    const floatingIds = licenseRows.filter((row) => row.floating).map((row) => row.id);
+    const [devices, seats, releases] = await Promise.all([
+      store.devicesOf(db, ids),
+      store.seatsOf(db, floatingIds, now),
+      store.buyerReleasesOf(db, ids, new Date(now.getTime() - LONGEST_RELEASE_PERIOD_DAYS * 86_400_000)),
+    ]);
+    return {
+      email: session.email,
+      csrf: session.csrf,
+      notice,
+      problem,
+      licenses: licenseRows.map((row) => {
+        const bound = devices.filter((device) => device.license_id === row.id);
+        return {
+          id: row.id,
+          name: row.product_name ?? row.app_name,
+          key: row.key,
+          status: statusWord(effectiveStatus(row.status, row.expires_at, now)),
+          expiresAt: row.expires_at,
+          floating: row.floating,
+          places: row.floating
+            ? `Up to ${row.max_seats ?? 0} devices at once`
+            : row.max_devices === null
+              ? `${bound.length} devices, no limit`
+              : `${bound.length} of ${row.max_devices} devices`,
+          devices: bound.map((device) => ({
+            hwuid: device.hwuid,
+            name: device.name,
+            platform: device.platform,
+            activatedAt: device.activated_at,
+            offlineUntil: device.offline_until && device.offline_until > now ? device.offline_until : null,
+          })),
+          seats: seats
+            .filter((seat) => seat.license_id === row.id)
+            .map((seat) => ({
+              hwuid: seat.hwuid,
+              name: seat.name,
+              platform: seat.platform,
+              acquiredAt: seat.acquired_at,
+              leaseExpiresAt: seat.lease_expires_at,
+            })),
+          releases: releaseAllowance(
+            row,
+            releases.filter((release) => release.license_id === row.id).map((release) => release.released_at),
+            now,
+          ),
+        };
+      }),
+      orders: orders.map((row) => ({
+        transactionId: row.transaction_id,
+        name: row.name,
+        amount: row.amount,
+        currency: row.currency,
+        status: statusWord(row.status),
+        at: row.paid_at ?? row.created_at,
+      })),
+      subscriptions: subscriptionRows.map((row) => ({
+        id: row.id,
+        name: row.name,
+        status: statusWord(row.status),
+        interval: row.interval,
+        currentPeriodEnd: row.current_period_end,
+        canceledAt: row.canceled_at,
+      })),
+    };
+  };
+}
