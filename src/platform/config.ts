@@ -69,8 +69,13 @@ export interface Config {
   /** Milliseconds between passes of the webhook delivery worker. */
   readonly webhookPollMs: number;
   /**
+   * Milliseconds a stopping node goes on serving, its probes answering 503, before its listeners
+   * close: time for a balancer to take it out of its pool (SHUTDOWN_DRAIN_MS; 0: none).
+   */
+  readonly shutdownDrainMs: number;
+  /**
    * Milliseconds a stopping node gives requests in flight before it closes their connections;
-   * `serve` exits at the latest 10 s after that, stopped or not.
+   * `serve` exits at the latest 10 s after that (and the drain), stopped or not.
    */
   readonly shutdownTimeoutMs: number;
   /** Stripe, when configured; otherwise the built-in sandbox partner takes payments. */
@@ -375,6 +380,7 @@ export function parseConfig(env: Env): Config {
     checkoutRateLimit: integer('CHECKOUT_RATE_LIMIT', read('CHECKOUT_RATE_LIMIT') ?? '60', 1, 1_000_000),
     jobs: oneOf('JOBS', read('JOBS') ?? 'on', ['on', 'off'] as const) === 'on',
     webhookPollMs: integer('WEBHOOK_POLL_MS', read('WEBHOOK_POLL_MS') ?? '200', 10, 60_000),
+    shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', read('SHUTDOWN_DRAIN_MS') ?? '0', 0, 600_000),
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS') ?? '30000', 1_000, 600_000),
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL', read('EXPIRY_INTERVAL') ?? '60', 1, 86_400),
     smtpUrl,
