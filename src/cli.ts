@@ -33,17 +33,23 @@ program
     const running = await (await service()).startService(config, log);
     let stopping = false;
     const shutdown = (signal: string) => {
-      // A second signal (SIGINT after SIGTERM) changes nothing: the stop under way goes on.
-      if (stopping) return;
+      // The other signal (SIGINT after SIGTERM, say) cuts the drain short; the stop goes on.
+      if (stopping) {
+        running.skipDrain();
+        return;
+      }
       stopping = true;
       log.info({ signal }, 'server.stopping');
-      // Requests get SHUTDOWN_TIMEOUT_MS; the rest of stopping (a webhook send in hand, closing
-      // connections) gets STOP_CLOSE_GRACE_MS more. A database that stopped answering would
-      // otherwise hold the process until it is killed, with nothing said.
-      setTimeout(() => {
-        log.error({ stage: running.stopStage }, 'server.stop.timed_out');
-        process.exit(1);
-      }, config.shutdownTimeoutMs + STOP_CLOSE_GRACE_MS).unref();
+      // After the drain, requests get SHUTDOWN_TIMEOUT_MS; the rest of stopping (a webhook send
+      // in hand, closing connections) gets STOP_CLOSE_GRACE_MS more. A database that stopped
+      // answering would otherwise hold the process until it is killed, with nothing said.
+      setTimeout(
+        () => {
+          log.error({ stage: running.stopStage }, 'server.stop.timed_out');
+          process.exit(1);
+        },
+        config.shutdownDrainMs + config.shutdownTimeoutMs + STOP_CLOSE_GRACE_MS,
+      ).unref();
       running
         .stop()
         .then(() => tracing?.shutdown())

@@ -9,7 +9,7 @@ import type { Config } from '../platform/config.js';
 import { type Database, openDatabase } from '../platform/db/database.js';
 import { isDatabaseUnavailable } from '../platform/db/errors.js';
 import { migrate } from '../platform/db/migrate.js';
-import { requestsDrained } from '../platform/http/create-http-app.js';
+import { drain, requestsDrained } from '../platform/http/create-http-app.js';
 import { localOrigin } from '../platform/http/local-origin.js';
 import { createJobs, type Jobs } from '../platform/jobs.js';
 import type { Log } from '../platform/log.js';
@@ -45,8 +45,13 @@ export interface RunningService {
   modules: ReturnType<typeof createModules>;
   core: ReturnType<typeof buildCoreApp>;
   pay: ReturnType<typeof buildCheckoutApp>;
-  /** Stops accepting, lets requests in flight finish, then closes the database. */
+  /**
+   * Drains (SHUTDOWN_DRAIN_MS: probes answer 503 while the node still serves), stops accepting,
+   * lets requests in flight finish, then closes the database.
+   */
   stop(): Promise<void>;
+  /** Ends a drain under way at once (a second signal): stopping goes on with closing the listeners. */
+  skipDrain(): void;
   /** What stop() is waiting for right now (null before it is called and once it is done). */
   readonly stopStage: string | null;
 }
@@ -218,6 +223,8 @@ export async function startService(
       probeThread = await probing.catch(
         placed('HEALTH_PORT', 'HEALTH_HOST', config.healthHost, config.healthPort ?? 0),
       );
+      // Ready only now that every listener accepts: a balancer probing earlier is told 503.
+      probeThread?.serving();
     } catch (error) {
       await Promise.allSettled([
         core.close(),
@@ -244,6 +251,7 @@ export async function startService(
     const startedProbeThread = probeThread;
     let stopping: Promise<void> | null = null;
     let stopStage: string | null = null;
+    let endDrain = () => {};
     return {
       coreUrl,
       payUrl,
@@ -255,13 +263,30 @@ export async function startService(
       get stopStage() {
         return stopStage;
       },
+      skipDrain() {
+        endDrain();
+      },
       stop() {
         stopping ??= (async () => {
-          stopStage = 'requests in flight';
-          // Probes on the probe listener answer 503 not_ready from now on, as on the main ones.
+          // Probes answer 503 not_ready from now on, on the probe listener and the main ones,
+          // while every other request is still served: balancers see the node leave first.
           startedProbeThread?.stopping();
+          drain(core);
+          drain(pay);
           // Background passes are told at once, so they wind down while requests drain.
           const jobsStopped = startedJobs.stop();
+          if (config.shutdownDrainMs > 0) {
+            stopStage = 'draining';
+            log.info({ ms: config.shutdownDrainMs }, 'server.draining');
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, config.shutdownDrainMs);
+              endDrain = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+          }
+          stopStage = 'requests in flight';
           const closed = Promise.all([core.close(), pay.close()]);
           // Handlers of clients that hung up may still run after their sockets close, and a
           // stalled client may never finish: wait for both, but never past the deadline.

@@ -72,8 +72,13 @@ export interface Config {
   /** Milliseconds between passes of the webhook delivery worker. */
   readonly webhookPollMs: number;
   /**
+   * Milliseconds a stopping node goes on serving, its probes answering 503, before its listeners
+   * close: time for a balancer to take it out of its pool (SHUTDOWN_DRAIN_MS; 0: none).
+   */
+  readonly shutdownDrainMs: number;
+  /**
    * Milliseconds a stopping node gives requests in flight before it closes their connections;
-   * `serve` exits at the latest 10 s after that, stopped or not.
+   * `serve` exits at the latest 10 s after that (and the drain), stopped or not.
    */
   readonly shutdownTimeoutMs: number;
   /** Stripe, when configured; otherwise the built-in sandbox partner takes payments. */

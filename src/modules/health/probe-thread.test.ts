@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseConfig } from '../../platform/config.js';
 import { requestsDrained } from '../../platform/http/create-http-app.js';
+import { createLog } from '../../platform/log.js';
 import { probeWhileHeld } from '../../testing/burst.js';
 import { startTestServer, type TestServer } from '../../testing/harness.js';
 import { type HttpClient, httpClient } from '../../testing/http-client.js';
+import { startProbeThread } from './probe-thread.js';
 
 /**
  * The probe listener (HEALTH_PORT) answers from a thread of its own what the main listeners
@@ -98,6 +102,24 @@ describe("the probe listener's readiness", () => {
     }
   });
 
+  test('answers 503 not_ready "starting" until the main listeners accept connections', async () => {
+    const thread = await startProbeThread(
+      { host: '127.0.0.1', port: 0, backlog: 16, stallMs: 10_000, ping: async () => {} },
+      createLog(parseConfig({ LOG_LEVEL: 'silent' })),
+    );
+    try {
+      const probes = httpClient(thread.url);
+      const early = await probes.get('/readyz');
+      assert.equal(early.status, 503);
+      assert.equal(early.body.error.message, 'The service is starting');
+      (await probes.get('/healthz')).expect(200);
+      thread.serving();
+      (await probes.get('/readyz')).expect(200);
+    } finally {
+      await thread.close();
+    }
+  });
+
   test('answers 503 not_ready while the node stops, until its last step', async () => {
     const server = await startTestServer({ SHUTDOWN_TIMEOUT_MS: '2000' });
     const probes = httpClient(server.service.healthUrl as string);
@@ -156,3 +178,48 @@ describe("the probe listener's liveness", () => {
     (await askUntil(probes, '/readyz', (status) => status === 200)).expect(200);
   });
 });
+
+describe('a node that drains before it stops (SHUTDOWN_DRAIN_MS)', () => {
+  test('answers its probes 503 on every listener while it serves every other route, each answer closing its connection', async () => {
+    const server = await startTestServer({ SHUTDOWN_DRAIN_MS: '600000' });
+    const probes = httpClient(server.service.healthUrl as string);
+    const jwks = `${server.service.coreUrl}/v1/licenses/jwks`;
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      assert.deepEqual(await ask(jwks, agent), { status: 200, connection: 'keep-alive' });
+      const stopping = server.stop();
+      assert.equal(server.service.stopStage, 'draining');
+      for (const path of ['/readyz', '/healthz']) {
+        const res = await probes.get(path);
+        assert.equal(res.status, 503, path);
+        assert.equal(res.body.error.code, 'not_ready');
+      }
+      for (const url of [
+        `${server.service.coreUrl}/readyz`,
+        `${server.service.coreUrl}/v1/health/ready`,
+        `${server.service.payUrl}/health/ready`,
+      ]) {
+        assert.deepEqual(await ask(url, agent), { status: 503, connection: 'close' }, url);
+      }
+      assert.deepEqual(await ask(jwks, agent), { status: 200, connection: 'close' });
+      assert.equal(server.service.stopStage, 'draining', 'still draining');
+      server.service.skipDrain();
+      await stopping;
+      await assert.rejects(ask(jwks, agent), 'closed once stopped');
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+/** A GET through `agent` (keep-alive): its status and the Connection header of its answer. */
+function ask(url: string, agent: http.Agent): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+      })
+      .on('error', reject);
+  });
+}

@@ -33,18 +33,24 @@ export interface ProbeThreadOptions {
 export interface ProbeThread {
   /** The listener's origin (`http://127.0.0.1:9465`). */
   readonly url: string;
+  /**
+   * The main listeners accept connections: readiness answers what the database check finds from
+   * now on (503 `not_ready`, "starting", until then), so no balancer sends a request before.
+   */
+  serving(): void;
   /** From now on both probes answer 503 `not_ready`, as the main listeners do once stopping. */
   stopping(): void;
   /** Stops the thread; its listener and connections close with it. */
   close(): Promise<void>;
 }
 
-/** Starts the thread; resolves once it listens and the first readiness check is published. */
+/** Starts the thread; resolves once it listens and the first readiness check has been made. */
 export async function startProbeThread(options: ProbeThreadOptions, log: Log): Promise<ProbeThread> {
   const state = new ProbeState();
   state.beat();
   // Unref'd, as the thread is: none of it keeps the process alive.
   const beats = setInterval(() => state.beat(), BEAT_MS).unref();
+  let serving = false;
   let stopping = false;
   let closed = false;
   let checkTimer: NodeJS.Timeout | undefined;
@@ -78,7 +84,7 @@ export async function startProbeThread(options: ProbeThreadOptions, log: Log): P
       log.warn({ err: { message: failure } }, 'health.database.unreachable');
     if (now !== found && found === 'database_unreachable') log.info('health.database.reachable');
     found = now;
-    state.publish(now);
+    if (serving) state.publish(now);
   };
   const checkLater = () => {
     checkTimer = setTimeout(() => {
@@ -125,6 +131,10 @@ export async function startProbeThread(options: ProbeThreadOptions, log: Log): P
   checkLater();
   return {
     url: localOrigin({ address: data.host, port: thread.port }),
+    serving() {
+      serving = true;
+      if (!stopping) state.publish(found);
+    },
     stopping() {
       stopping = true;
       clearTimeout(checkTimer);

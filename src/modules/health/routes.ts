@@ -28,7 +28,7 @@ export function registerProbeRoutes(app: HttpApp, deps: HealthDeps): void {
 
 function declareLiveness(app: HttpApp, path: string, summary: string): void {
   app.get(path, {
-    config: { auth: 'public', alwaysAnswer: true },
+    config: { auth: 'public', alwaysAnswer: true, probe: true },
     schema: {
       summary,
       tags: ['health'],
@@ -40,10 +40,11 @@ function declareLiveness(app: HttpApp, path: string, summary: string): void {
 
 function declareReadiness(app: HttpApp, path: string, summary: string, deps: HealthDeps): void {
   app.get(path, {
-    config: { auth: 'public', alwaysAnswer: true },
+    config: { auth: 'public', alwaysAnswer: true, probe: true },
     schema: {
       summary,
-      description: 'Answers 503 `not_ready` while the database is unreachable or the node is shutting down.',
+      description:
+        'Answers 503 `not_ready` while the database is unreachable or the node is shutting down (from the start of its drain).',
       tags: ['health'],
       response: {
         200: Type.Object(

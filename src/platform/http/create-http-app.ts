@@ -65,6 +65,18 @@ class InFlight {
   }
 }
 
+const drainSwitches = new WeakMap<object, () => void>();
+
+/**
+ * The first step of stopping, while the listeners still accept: the probe routes answer 503
+ * `not_ready`, so balancers take the node out of their pool, every other route is served as
+ * before, and every answer closes its connection, so a client's next request opens a new one
+ * wherever the balancer sends it. Closing the app drains it too.
+ */
+export function drain(app: object): void {
+  drainSwitches.get(app)?.();
+}
+
 /** Resolves once every request the app has taken in has produced its response. */
 export function requestsDrained(app: object): Promise<void> {
   return inFlightRequests.get(app)?.drained() ?? Promise.resolve();
@@ -149,9 +161,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.decorateRequest('principal', null);
 
   let closing = false;
+  let draining = false;
+  drainSwitches.set(app, () => {
+    draining = true;
+  });
   app.addHook('preClose', async () => {
     closing = true;
     compilation.stop();
+    draining = true;
   });
 
   if (options.overload?.maxEventLoopDelayMs)
@@ -172,8 +189,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // anything that ends without a payload.
   // The hooks every request runs are written with callbacks, not async functions: an async hook
   // costs a promise and a microtask turn per request even when it has nothing to wait for.
-  app.addHook('onSend', (request, _reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     inFlight.settle(request);
+    // Also the answers of requests taken in before the node began to stop: Node's server keeps
+    // their connections open once closed, and a request sent on one would find the node closing.
+    if (draining) reply.header('connection', 'close');
     done(null, payload);
   });
 
@@ -190,7 +210,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     if ((request.log as Log).isLevelEnabled('debug'))
       request.log.debug({ method: request.method, path: pathOf(request) }, 'http.request.received');
-    if (closing) {
+    if (closing || (draining && request.routeOptions.config.probe)) {
       done(new AppError('not_ready', 'The service is shutting down; retry the request'));
       return;
     }

@@ -31,6 +31,8 @@ declare module 'fastify' {
     auth?: AuthRequirement;
     /** Answered even when the node sheds load (health checks): an overloaded node is alive. */
     alwaysAnswer?: boolean;
+    /** A liveness or readiness probe: answers 503 `not_ready` from the moment the node drains. */
+    probe?: boolean;
     /**
      * `quiet`: a route client software calls at volume (verify) logs its successful answers at
      * debug, so the info-level access log keeps its failures only.
