@@ -15,7 +15,7 @@ import {
 import { assertError, type HttpClient, type HttpResponse } from '../../testing/http-client.js';
 import { buyWithSandbox, createMonthlyProduct } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
-import { canonicalJson } from './idempotency.js';
+import { canonicalJson } from './idempotency-hooks.js';
 
 /**
  * Idempotency-Key on the creating POSTs of both hosts, HTTP in and database out. The file moves
