@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import Type, { type TSchema } from 'typebox';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
+import { challengeFor } from './challenges.js';
 import type { HttpApp } from './http-app.js';
 import { dropAnswer, holdAnswer } from './idempotency.js';
 import type { Attempt, Caller, IdempotencyKeys, StoredAnswer } from './idempotency-keys.js';
@@ -135,7 +136,21 @@ function replay(request: FastifyRequest, reply: FastifyReply, answer: StoredAnsw
   // The first answer's request id, so an error body's requestId and the header still agree.
   if (answer.requestId) reply.header('x-request-id', answer.requestId);
   if (answer.contentType) reply.header('content-type', answer.contentType);
+  // A kept 401 names its challenge again (Location, on a 201, is added by its route's hook).
+  if (answer.status === 401) {
+    const challenge = challengeFor(errorCodeIn(answer.body), request);
+    if (challenge) reply.header('www-authenticate', challenge);
+  }
   return reply.code(answer.status).header(REPLAYED_HEADER, 'true').send(answer.body);
+}
+
+/** The code of a kept error body. */
+function errorCodeIn(body: string): ErrorCode {
+  try {
+    return (JSON.parse(body) as { error: { code: ErrorCode } }).error.code;
+  } catch {
+    return 'unauthorized';
+  }
 }
 
 function withKeyHeader(headers: TSchema | undefined): TSchema {
