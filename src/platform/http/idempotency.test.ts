@@ -635,7 +635,12 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
       post(
         server.pay,
         '/api/checkout/payment-intent',
-        { productId: ctx.productId, email: 'c@example.com', attempt: `attempt-${key.slice(0, 18)}` },
+        {
+          productId: ctx.productId,
+          email: 'c@example.com',
+          // A valid attempt id even for an empty key, so the key is what a refusal is about.
+          attempt: `attempt-${key.slice(0, 18).padEnd(8, '0')}`,
+        },
         key,
       ),
     count: (ctx) => countWhere('orders', 'product_id', ctx.productId as string),
