@@ -25,7 +25,8 @@ export function sendError(
   const status = ERROR_STATUS[code];
   // A 503 is temporary by definition (an outage, a node stopping): say when to come back.
   if (status === 503) reply.header('retry-after', RETRY_AFTER_SECONDS);
-  if (status === 401) reply.header('www-authenticate', challengeFor(code, request));
+  const challenge = status === 401 ? challengeFor(code, request) : undefined;
+  if (challenge) reply.header('www-authenticate', challenge);
   // However a validation failure was found, its message names every problem its details list.
   const said = code === 'validation_failed' && details?.length ? summaryOf(details) : message;
   void reply
@@ -44,7 +45,8 @@ export function answerUnrouted(allowed: AllowedMethods) {
   return (request: FastifyRequest, reply: FastifyReply): void => {
     const path = request.url.split('?')[0] ?? '/';
     const methods = allowed.at(path);
-    if (methods.length === 0) {
+    // A route that sends its own request here (callNotFound) takes the method: that is a 404.
+    if (methods.length === 0 || methods.includes(request.method)) {
       sendError(request, reply, 'route_not_found', `No route ${request.method} ${path}`);
       return;
     }
