@@ -1,7 +1,7 @@
 import type { Config } from '../platform/config.js';
 import { registerCrossOriginRoutes } from '../platform/http/cors.js';
 import { createHttpApp, type HttpApp } from '../platform/http/create-http-app.js';
-import { registerIdempotency } from '../platform/http/idempotency.js';
+import { registerIdempotency } from '../platform/http/idempotency-hooks.js';
 import { registerRateLimits } from '../platform/http/rate-limit.js';
 import { type ReferenceOptions, registerApiReference } from '../platform/http/reference/openapi.js';
 import { createWindowCounter } from '../platform/http/window-counter.js';

@@ -37,7 +37,7 @@ import type { Config } from '../platform/config.js';
 import type { Database } from '../platform/db/database.js';
 import { createNamedLocks } from '../platform/db/named-lock.js';
 import { openNotifications } from '../platform/db/notifications.js';
-import { createIdempotencyKeys } from '../platform/http/idempotency.js';
+import { createIdempotencyKeys } from '../platform/http/idempotency-keys.js';
 import type { Log } from '../platform/log.js';
 import { METRICS_OFF, type Metrics } from '../platform/metrics.js';
 

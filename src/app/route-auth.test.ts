@@ -20,7 +20,7 @@ import { buyWithSandbox, startPurchase } from '../testing/purchases.js';
  * The shared auth and tenant-isolation suite. Every route registered on either host must
  * have an entry below; a new route without one fails this file, so no route can forget its
  * checks. For each protected route it proves: no credentials, a malformed header, a bad
- * token and a revoked API key answer 401; a seller's token on an admin route answers 403;
+ * token and a revoked API key answer 401 with the Bearer challenge; a seller's token on an admin route answers 403;
  * an API key on a user-token-only route answers 403; and another seller's resource is 404.
  */
 
@@ -459,7 +459,16 @@ describe('shared auth suite', () => {
         { token: deletedUserToken },
       ];
       for (const options of attempts) {
-        assertError(await call(host, route.method, path, body, options), 401, 'unauthorized');
+        const refused = await call(host, route.method, path, body, options);
+        assertError(refused, 401, 'unauthorized');
+        // RFC 6750: the challenge says invalid_token only when a bearer token was sent.
+        assert.equal(
+          refused.headers.get('www-authenticate'),
+          options.token
+            ? 'Bearer realm="licensing", error="invalid_token", error_description="The token is invalid, expired or revoked"'
+            : 'Bearer realm="licensing"',
+          `${nameOf(host, route)} ${options.token ? 'with a token' : 'without one'}`,
+        );
       }
     }
   });

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   tier_required: 403,
   not_found: 404,
   route_not_found: 404,
+  method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
   email_taken: 409,

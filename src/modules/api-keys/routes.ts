@@ -10,7 +10,8 @@ import type { ApiKeyService } from './service.js';
 /** Keys are managed from a signed-in session only: an API key cannot mint or revoke keys. */
 export function registerApiKeyRoutes(app: HttpApp, keys: ApiKeyService): void {
   app.post('/apps/:appId/api-keys', {
-    config: { auth: 'user', idempotent: true },
+    // A key has no route of its own; the app's list shows it (never its secret again).
+    config: { auth: 'user', idempotent: true, location: (_key, params) => `/apps/${params.appId}/api-keys` },
     schema: {
       summary: 'Create an API key for an app',
       description: 'The key itself is in this answer only; store it, it cannot be read again.',

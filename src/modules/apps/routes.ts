@@ -8,7 +8,7 @@ import type { AppService } from './service.js';
 
 export function registerAppRoutes(app: HttpApp, apps: AppService): void {
   app.post('/apps', {
-    config: { auth: 'user', idempotent: true },
+    config: { auth: 'user', idempotent: true, location: (created) => `/apps/${created.id}` },
     schema: { summary: 'Create an app', tags: ['apps'], body: AppCreate, response: { 201: App } },
     handler: async (request, reply) =>
       reply

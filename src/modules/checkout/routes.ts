@@ -223,7 +223,8 @@ export function registerCheckoutRoutes(
   // Keyed: a client whose answer was lost retries with its key and gets its trial again, not
   // trial_already_used for the trial it started itself.
   app.post('/api/checkout/trials', {
-    config: { auth: 'public', rateLimit, idempotent: true },
+    // The trial license has no route on this host; the buyer sees it in the portal.
+    config: { auth: 'public', rateLimit, idempotent: true, location: () => '/portal' },
     schema: {
       summary: 'Start a free trial (for client software)',
       description:
@@ -243,7 +244,8 @@ export function registerCheckoutRoutes(
   });
 
   app.post('/api/checkout/payment-intent', {
-    config: { auth: 'public', rateLimit, idempotent: true },
+    // The page that shows how the payment ends: where the buyer returns to once it is confirmed.
+    config: { auth: 'public', rateLimit, idempotent: true, location: (started) => String(started.returnUrl) },
     schema: {
       summary: 'Start a card payment from the checkout page (Stripe Elements)',
       tags: ['checkout'],

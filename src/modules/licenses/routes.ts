@@ -73,7 +73,11 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
   });
 
   app.post('/apps/:appId/licenses', {
-    config: { auth: 'seller', idempotent: true },
+    config: {
+      auth: 'seller',
+      idempotent: true,
+      location: (license, params) => `/apps/${params.appId}/licenses/${license.id}`,
+    },
     schema: {
       summary: 'Issue a license for an app',
       tags: ['licenses'],

@@ -76,8 +76,23 @@ describe(`verification limits (${process.env.REDIS_URL ? 'Redis' : 'in-process'}
       const reset = Number(answer.headers.get('x-ratelimit-reset'));
       assert.ok(reset > 0 && reset <= 60, `reset in ${reset} s`);
       left.push(Number(answer.headers.get('x-ratelimit-remaining')));
+      // The same standing in the IETF fields (draft-ietf-httpapi-ratelimit-headers-11).
+      assert.equal(answer.headers.get('ratelimit-policy'), `"address";q=${PER_ADDRESS};w=60`);
+      assert.equal(answer.headers.get('ratelimit'), `"address";r=${PER_ADDRESS - 1 - i};t=${reset}`);
     }
     assert.deepEqual(left, [PER_ADDRESS - 1, PER_ADDRESS - 2]);
+  });
+
+  test('a refused request says none is left, and Retry-After is not before the window renews', async () => {
+    const headers = fromAddress();
+    for (let i = 0; i < PER_ADDRESS; i++)
+      (await server.api.post('/licenses/verify', { key: `unknown-${i}` }, { headers })).expect(200);
+    const refused = await server.api.post('/licenses/verify', { key: 'unknown-x' }, { headers });
+    assertError(refused, 429, 'rate_limited');
+    const standing = /^"address";r=0;t=(\d+)$/.exec(refused.headers.get('ratelimit') ?? '');
+    assert.ok(standing, `RateLimit: ${refused.headers.get('ratelimit')}`);
+    assert.equal(refused.headers.get('ratelimit-policy'), `"address";q=${PER_ADDRESS};w=60`);
+    assert.ok(Number(refused.headers.get('retry-after')) >= Number(standing[1]));
   });
 
   test('the key limit names the key, and a refused request binds no device', async () => {
@@ -192,6 +207,8 @@ describe('verification limits when the shared counters are unreachable', () => {
       const answer = (await offline.api.post('/licenses/verify', { key })).expect(200);
       assert.equal(answer.body.valid, true);
       assert.equal(answer.headers.get('x-ratelimit-remaining'), null);
+      assert.equal(answer.headers.get('ratelimit'), null);
+      assert.equal(answer.headers.get('ratelimit-policy'), null);
     }
   });
 });

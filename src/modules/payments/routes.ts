@@ -34,7 +34,13 @@ export function registerPaymentRoutes(
   const rateLimit = perMinute(limits.checkoutRateLimit);
 
   app.post('/stripe/create-payment-intent', {
-    config: { auth: 'public', rateLimit, idempotent: true },
+    // The order it opened; the seller reads it there (the buyer's page has the client secret).
+    config: {
+      auth: 'public',
+      rateLimit,
+      idempotent: true,
+      location: (intent) => `/orders/${intent.orderId}`,
+    },
     schema: {
       summary: 'Start a card payment for a product',
       description:

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
+import { cookieChallenge } from '../../platform/http/challenges.js';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { registerFormRoutes } from '../../platform/http/forms.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
-import { errorBody, seeOther } from '../../platform/http/responses.js';
+import { challengeHeader, errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse, Uuid } from '../../platform/http/schemas.js';
 import type { WindowCounter } from '../../platform/http/window-counter.js';
 import { PORTAL_CSS } from './assets.js';
@@ -77,8 +78,17 @@ const pageOrErrorBody = (description: string) => ({
 /** What a form post answers when the browser says it came from another site (login CSRF too). */
 const CROSS_SITE_FORM =
   'Sent from a page of another site (Sec-Fetch-Site or Origin): refused, nothing changed';
+/** What a 401 page asks for: the session cookie, got by signing in at the portal's front page. */
+const SESSION_CHALLENGE = cookieChallenge({
+  realm: 'portal',
+  signInPath: '/portal',
+  cookieName: SESSION_COOKIE,
+});
 const signedInForm = {
-  401: page('Not signed in (or the session ended): a page to sign in again'),
+  401: {
+    ...page('Not signed in (or the session ended): a page to sign in again'),
+    headers: challengeHeader(`\`${SESSION_CHALLENGE}\``),
+  },
   403: page(
     'The form’s token does not belong to this session (CSRF), or the form was sent from another site (Sec-Fetch-Site or Origin)',
   ),
@@ -106,6 +116,7 @@ function send(reply: FastifyReply, outcome: PortalOutcome) {
       .send(outcome.download.body);
   }
   if (outcome.cookie) reply.header('set-cookie', outcome.cookie);
+  if ('status' in outcome && outcome.status === 401) reply.header('www-authenticate', SESSION_CHALLENGE);
   if ('redirect' in outcome) return reply.redirect(outcome.redirect, 303);
   return reply
     .status(outcome.status)

@@ -36,7 +36,7 @@ export function registerProductRoutes(app: HttpApp, products: ProductService): v
   });
 
   app.post('/products', {
-    config: { auth: 'seller', idempotent: true },
+    config: { auth: 'seller', idempotent: true, location: (product) => `/products/${product.id}` },
     schema: {
       summary: 'Create a product',
       tags: ['products'],

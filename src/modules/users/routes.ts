@@ -26,7 +26,8 @@ export function registerUserRoutes(
   const authLimit = perMinute(limits.authRateLimit);
 
   app.post('/auth/register', {
-    config: { auth: 'public', rateLimit: authLimit },
+    // The account has no route by id: a seller reads their own at /auth/me, with this token.
+    config: { auth: 'public', rateLimit: authLimit, location: () => '/auth/me' },
     schema: {
       summary: 'Register a seller account',
       description: 'Creates the account and signs it in: the answer carries a user token.',

@@ -21,7 +21,7 @@ export function registerWebhookRoutes(app: HttpApp, webhooks: WebhookService): v
   const auth = { auth: 'seller' as const };
 
   app.post('/webhooks', {
-    config: { ...auth, idempotent: true },
+    config: { ...auth, idempotent: true, location: (endpoint) => `/webhooks/${endpoint.id}` },
     schema: {
       summary: 'Register a webhook endpoint',
       description: 'The signing secret is in this answer; one is generated when the body has none.',

@@ -48,7 +48,13 @@ const preflight = (path: string, method: string, headers: Record<string, string>
 function assertCorsHeaders(res: HttpResponse): void {
   assert.equal(res.headers.get('access-control-allow-origin'), '*');
   const exposed = res.headers.get('access-control-expose-headers') ?? '';
-  for (const name of ['X-Request-Id', 'Retry-After', 'X-RateLimit-Remaining'])
+  for (const name of [
+    'X-Request-Id',
+    'Retry-After',
+    'RateLimit',
+    'RateLimit-Policy',
+    'X-RateLimit-Remaining',
+  ])
     assert.ok(exposed.includes(name), `exposes ${name}: ${exposed}`);
   assert.equal(res.headers.get('access-control-allow-credentials'), null, 'never with credentials');
 }
@@ -131,14 +137,18 @@ describe('CORS on the client routes', () => {
       ['/auth/login', 'POST'],
       ['/admin/users', 'GET'],
     ] as const) {
+      // The path is a route's, so the preflight is a method it does not take: 405, no CORS header.
       const res = await preflight(path, method, { 'access-control-request-headers': 'authorization' });
-      assertError(res, 404, 'route_not_found');
+      assertError(res, 405, 'method_not_allowed');
+      assert.ok(res.headers.get('allow')?.includes(method), `${path} allows ${method}`);
+      assert.ok(!res.headers.get('allow')?.includes('OPTIONS'), `${path} has no preflight`);
       assertNoCorsHeaders(res);
     }
     const pay = await server.pay.request('OPTIONS', '/api/checkout/mirror/validate', undefined, {
       headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
     });
-    assertError(pay, 404, 'route_not_found');
+    assertError(pay, 405, 'method_not_allowed');
+    assert.equal(pay.headers.get('allow'), 'POST');
     assertNoCorsHeaders(pay);
   });
 });

@@ -27,7 +27,7 @@ export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 export const ALLOWED_REQUEST_HEADERS = 'Content-Type, X-Request-Id, Idempotency-Key';
 /** Response headers a page may read beyond the safelisted ones: the request id and the limits. */
 export const EXPOSED_HEADERS =
-  'X-Request-Id, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset';
+  'X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset';
 
 /**
  * Sent on every answer of an opted-in route, with or without an Origin header: the answer is the

@@ -1,30 +1,35 @@
-import { randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import underPressure from '@fastify/under-pressure';
 import Fastify, {
-  type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import { isDatabaseUnavailable } from '../db/errors.js';
-import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { Log } from '../log.js';
 import type { RequestRecorder } from '../metrics.js';
-import { RETRY_AFTER_SECONDS, requestIdOf } from './conventions.js';
+import { AllowedMethods } from './allowed-methods.js';
+import { requestIdOf } from './conventions.js';
+import { registerCreatedLocations } from './created-location.js';
 import { DeferredCompilation } from './deferred-compilation.js';
 import { answerOverloaded, EarlyShedding } from './early-shedding.js';
+import {
+  answerClientError,
+  answerFailure,
+  answerFrameworkError,
+  answerOutsideRoutes,
+  answerUnrouted,
+} from './error-answers.js';
 import type { HttpApp } from './http-app.js';
-import type { Authenticate, AuthRequirement } from './principal.js';
+import { type Authenticate, type AuthRequirement, bearerTokenOf } from './principal.js';
 import { requestLog } from './request-log.js';
 import { checkResponseContract, type ResponseContractMode } from './response-contract.js';
 import { completeResponses } from './responses.js';
 import { NoQuery } from './schemas.js';
-import { findUnstorableValue, validationDetails, validatorCompiler } from './validation.js';
+import { findUnstorableValue, validatorCompiler } from './validation.js';
 
 /** The app type every module registers its routes on (TypeBox-typed requests). */
 export type { HttpApp } from './http-app.js';
@@ -33,6 +38,10 @@ export interface RouteInfo {
   method: string;
   url: string;
   auth: AuthRequirement;
+  /** The statuses it may answer, as completed from its schema (`200`, `201`, `401`, `5xx`…). */
+  statuses: string[];
+  /** Whether it counts requests against a limit (`config.rateLimit`). */
+  rateLimited: boolean;
 }
 
 const routeCatalogs = new WeakMap<object, RouteInfo[]>();
@@ -126,11 +135,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     // Requests that arrive while closing get our own 503 body (below) instead of Fastify's.
     return503OnClosing: false,
     // Errors Fastify raises before routing still answer in the one error body.
-    frameworkErrors: (error, request, reply) => {
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
-        sendError(request, reply, 'uri_too_long', 'A path segment is too long');
-      else sendError(request, reply, 'bad_request', 'The request URL is malformed');
-    },
+    frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     serverFactory: (handler, serverOptions) => createServer(handler, serverOptions, shedding),
     schemaController: { compilersFactory: { buildSerializer: compilation.serializers() } },
@@ -138,19 +143,31 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const catalog: RouteInfo[] = [];
   routeCatalogs.set(app, catalog);
+  const allowed = new AllowedMethods();
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth ?? 'seller';
+    const response = completeResponses(route, auth);
     route.schema = {
       ...route.schema,
       // A route that declares no query parameters refuses any, as it refuses unknown body fields.
       querystring: route.schema?.querystring ?? NoQuery,
-      response: completeResponses(route, auth),
+      response,
     };
-    for (const method of [route.method].flat()) {
+    const methods = [route.method].flat();
+    allowed.add(route.url, methods);
+    for (const method of methods) {
       if (method === 'HEAD') continue;
-      catalog.push({ method, url: route.url, auth });
+      catalog.push({
+        method,
+        url: route.url,
+        auth,
+        statuses: Object.keys(response),
+        rateLimited: route.config?.rateLimit !== undefined,
+      });
     }
   });
+  // After the hook above: a route's 201 is in its completed schema by then.
+  registerCreatedLocations(app as unknown as HttpApp);
 
   app.setValidatorCompiler(compilation.validators(validatorCompiler));
   app.addHook('onListen', async () => {
@@ -242,45 +259,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     done();
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    sendError(request, reply, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`);
-  });
-
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof AppError) {
-      sendError(request, reply, error.code, error.message, error.details);
-      return;
-    }
-    if (error.validation) {
-      const details = validationDetails(error.validation as never, error.validationContext);
-      const first = details[0];
-      const message = first ? `${first.field}: ${first.message}` : 'Request is invalid';
-      sendError(request, reply, 'validation_failed', message, details);
-      return;
-    }
-    const mapped = mapFrameworkError(error);
-    if (mapped) {
-      sendError(request, reply, mapped.code, mapped.message);
-      return;
-    }
-    if (isDatabaseUnavailable(error)) {
-      request.log.warn({ err: { message: error.message } }, 'http.request.database_unavailable');
-      sendError(
-        request,
-        reply,
-        'database_unavailable',
-        'The database is unreachable right now; retry shortly',
-      );
-      return;
-    }
-    request.log.error({ err: error }, 'http.request.failed');
-    sendError(
-      request,
-      reply,
-      'internal_error',
-      'Something went wrong on our side; quote the requestId if you report it',
-    );
-  });
+  app.setNotFoundHandler(answerUnrouted(allowed));
+  app.setErrorHandler(answerFailure);
 
   return app as unknown as HttpApp;
 }
@@ -352,10 +332,10 @@ const pathOf = (request: FastifyRequest) =>
 
 async function authorize(request: FastifyRequest, requirement: AuthRequirement, authenticate?: Authenticate) {
   if (requirement === 'public') return null;
-  const header = request.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match?.[1]) throw new AppError('unauthorized', 'Send Authorization: Bearer <user token or API key>');
-  const principal = authenticate ? await authenticate(match[1]) : null;
+  const token = bearerTokenOf(request.headers.authorization);
+  if (token === null)
+    throw new AppError('unauthorized', 'Send Authorization: Bearer <user token or API key>');
+  const principal = authenticate ? await authenticate(token) : null;
   if (!principal) throw new AppError('unauthorized', 'The bearer token is invalid, expired or revoked');
   if (requirement === 'user' && principal.credential.kind !== 'user_token') {
     throw new AppError('user_token_required', 'This route needs a signed-in user token, not an API key');
@@ -364,47 +344,6 @@ async function authorize(request: FastifyRequest, requirement: AuthRequirement, 
     throw new AppError('forbidden', 'This route needs the ADMIN role');
   }
   return principal;
-}
-
-function mapFrameworkError(error: FastifyError): { code: ErrorCode; message: string } | null {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { code: 'unsupported_media_type', message: 'Send the body as application/json' };
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { code: 'payload_too_large', message: 'The request body is too large' };
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { code: 'invalid_json', message: 'The body is empty but Content-Type says JSON' };
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return { code: 'invalid_json', message: 'The body is not valid JSON' };
-  }
-  if (error.statusCode === 400 && error instanceof SyntaxError) {
-    return { code: 'invalid_json', message: 'The body is not valid JSON' };
-  }
-  if (error.statusCode === 413)
-    return { code: 'payload_too_large', message: 'The request body is too large' };
-  if (error.statusCode === 415)
-    return { code: 'unsupported_media_type', message: 'Send the body as application/json' };
-  if (error.statusCode === 429) return { code: 'rate_limited', message: error.message };
-  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    return { code: 'validation_failed', message: error.message };
-  }
-  return null;
-}
-
-export function sendError(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  code: ErrorCode,
-  message: string,
-  details?: ErrorDetail[],
-): void {
-  // A 503 is temporary by definition (an outage, a node stopping): say when to come back.
-  if (ERROR_STATUS[code] === 503) reply.header('retry-after', RETRY_AFTER_SECONDS);
-  void reply
-    .status(ERROR_STATUS[code])
-    .header('x-request-id', request.id)
-    .type('application/json; charset=utf-8')
-    .send({ error: { code, message, ...(details?.length ? { details } : {}), requestId: request.id } });
 }
 
 /**
@@ -433,40 +372,4 @@ function createServer(
   server.setTimeout(options.connectionTimeout ?? 0);
   if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
   return server;
-}
-
-/** The one error body for a request Fastify never sees. */
-function answerOutsideRoutes(res: ServerResponse, code: ErrorCode, message: string): void {
-  const requestId = randomUUID();
-  const body = JSON.stringify({ error: { code, message, requestId } });
-  res.writeHead(ERROR_STATUS[code], {
-    connection: 'close',
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'x-request-id': requestId,
-  });
-  res.end(body);
-}
-
-/**
- * Malformed HTTP never becomes a request, so it is answered on the socket directly, still in
- * the one error body with a request id.
- */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const [status, code, message]: [number, ErrorCode, string] =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'request_timeout', 'The request took too long to arrive']
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'headers_too_large', 'The request headers are too large']
-        : [400, 'bad_request', 'The request is not valid HTTP'];
-  const requestId = randomUUID();
-  const body = JSON.stringify({ error: { code, message, requestId } });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\n\r\n${body}`,
-  );
 }

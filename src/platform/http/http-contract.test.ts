@@ -41,6 +41,20 @@ async function licenseCount(seller: SellerWithApp): Promise<number> {
 }
 
 describe('the HTTP contract shared by both hosts', () => {
+  test('a known path asked with another method answers 405 with Allow, before any credential check', async () => {
+    for (const [client, path, allow] of [
+      [server.api, '/auth/me', 'GET, HEAD'],
+      [server.api, '/apps', 'GET, HEAD, POST'],
+      [server.pay, '/api/checkout/trials', 'POST'],
+    ] as const) {
+      const res = await client.request('PATCH', path, { a: 1 });
+      const error = assertError(res, 405, 'method_not_allowed');
+      assert.equal(res.headers.get('allow'), allow);
+      assert.match(error.message, new RegExp(`does not take PATCH; it takes ${allow}$`));
+      assert.equal(res.body.error.requestId, res.headers.get('x-request-id'));
+    }
+  });
+
   test('unknown routes answer 404 in the error body on both hosts, before any credential check', async () => {
     for (const client of [server.api, server.pay]) {
       const error = assertError(await client.get('/no/such/route'), 404, 'route_not_found');
@@ -295,6 +309,46 @@ describe('the HTTP contract shared by both hosts', () => {
     const res = await server.api.post('/auth/login', { email: 'a@example.com', password: 12345678 });
     const error = assertError(res, 400, 'validation_failed');
     assert.deepEqual(error.details, [{ field: 'password', message: 'must be string' }]);
+  });
+
+  test('a validation failure’s message names every problem its details list, and changes nothing', async () => {
+    const seller = await sellerWithApp(server);
+    const res = await server.api.post(
+      '/products',
+      { appId: seller.appId, name: '', price: -1, currency: 'XX', colour: 'red' },
+      { token: seller.token },
+    );
+    const error = assertError(res, 400, 'validation_failed');
+    assert.equal(error.details?.length, 4);
+    assert.equal(
+      error.message,
+      `4 problems: ${error.details?.map((detail) => `${detail.field}: ${detail.message}`).join('; ')}`,
+    );
+    for (const field of ['colour', 'name', 'price', 'currency'])
+      assert.ok(error.message.includes(`${field}: `));
+    const products = (await server.api.get('/products', { token: seller.token })).expect(200).body;
+    assert.equal(products.total, 0);
+    // One problem reads as before: the field and what is wrong with it.
+    const one = assertError(
+      await server.api.post('/auth/login', { email: 'a@example.com', password: 12345678 }),
+      400,
+      'validation_failed',
+    );
+    assert.equal(one.message, 'password: must be string');
+  });
+
+  test('a validation message stays under 500 characters however many problems, saying how many more', async () => {
+    const fields = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`unknown_field_number_${i}`, i]));
+    const error = assertError(await server.api.post('/auth/login', fields), 400, 'validation_failed');
+    assert.ok((error.details?.length ?? 0) >= 40);
+    assert.ok(error.message.length <= 500, `${error.message.length} characters`);
+    assert.match(error.message, new RegExp(`^${error.details?.length} problems: .*; and \\d+ more$`));
+    const long = assertError(
+      await server.api.post('/auth/login', { [`x${'y'.repeat(2000)}`]: 1 }),
+      400,
+      'validation_failed',
+    );
+    assert.ok(long.message.length <= 500, `${long.message.length} characters`);
   });
 
   test('timestamps are ISO 8601 UTC with milliseconds', async () => {

@@ -15,7 +15,7 @@ import {
 import { assertError, type HttpClient, type HttpResponse } from '../../testing/http-client.js';
 import { buyWithSandbox, createMonthlyProduct } from '../../testing/purchases.js';
 import { type TestClock, testClock } from '../../testing/test-clock.js';
-import { canonicalJson } from './idempotency.js';
+import { canonicalJson } from './idempotency-hooks.js';
 
 /**
  * Idempotency-Key on the creating POSTs of both hosts, HTTP in and database out. The file moves
@@ -413,8 +413,9 @@ describe('the Idempotency-Key header', () => {
         400,
         'validation_failed',
       );
-      assert.equal(error.details?.[0]?.field, 'idempotency-key', JSON.stringify(error));
-      assert.match(error.message, /^idempotency-key: /);
+      // Spelled as every other answer about the header spells it (422 idempotency_key_reused too).
+      assert.equal(error.details?.[0]?.field, 'Idempotency-Key', JSON.stringify(error));
+      assert.match(error.message, /^Idempotency-Key: /);
     }
     assert.equal(await licensesOf(seller.appId), 0);
     (await issue(seller, 'k'.repeat(255), { email: 'x@example.com' })).expect(201);
@@ -634,7 +635,12 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
       post(
         server.pay,
         '/api/checkout/payment-intent',
-        { productId: ctx.productId, email: 'c@example.com', attempt: `attempt-${key.slice(0, 18)}` },
+        {
+          productId: ctx.productId,
+          email: 'c@example.com',
+          // A valid attempt id even for an empty key, so the key is what a refusal is about.
+          attempt: `attempt-${key.slice(0, 18).padEnd(8, '0')}`,
+        },
         key,
       ),
     count: (ctx) => countWhere('orders', 'product_id', ctx.productId as string),
@@ -715,6 +721,22 @@ describe('every creating route', () => {
       // Another key is another request.
       const other = await route.send(randomUUID(), ctx);
       assert.equal(other.headers.get(REPLAYED), null);
+    });
+
+    test(`${name} refuses an empty or over-long Idempotency-Key with one 400 naming it, and does nothing`, async () => {
+      const ctx: Ctx = { seller: await sellerWithApp(server) };
+      await route.prepare?.(ctx);
+      const before = await route.count(ctx);
+      const refusals = [];
+      for (const key of ['', 'k'.repeat(256)]) {
+        const error = assertError(await route.send(key, ctx), 400, 'validation_failed');
+        assert.deepEqual(error.details, [
+          { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
+        ]);
+        refusals.push(error.message);
+      }
+      assert.equal(refusals[0], refusals[1], 'the empty key and the long one are refused alike');
+      assert.equal(await route.count(ctx), before, `${name} did nothing`);
     });
 
     test(`${name} commits its answer with its work: when the answer cannot be kept, the retry does the work once`, async () => {

@@ -51,6 +51,12 @@ declare module 'fastify' {
   }
 }
 
+/** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */
+export function bearerTokenOf(header: string | string[] | undefined): string | null {
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1] ?? null;
+}
+
 /** The caller of a route that requires credentials (the auth hook guarantees one). */
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError('unauthorized', 'Authentication required');

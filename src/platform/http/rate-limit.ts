@@ -36,6 +36,29 @@ export interface NameLimitExcess {
 
 const MINUTE_MS = 60_000;
 
+/**
+ * The per-address limit, as the IETF's RateLimit fields name it (draft-ietf-httpapi-ratelimit-
+ * headers-11: `RateLimit-Policy: "address";q=600;w=60`, `RateLimit: "address";r=42;t=30`), beside
+ * the X-RateLimit-* fields clients already read. The per-key limit is not advertised: a floating
+ * license's is only known once the handler has read the license, after these are written.
+ */
+const POLICY = 'address';
+
+/** The headers every answer of a limited route carries, as the API reference shows them. */
+export const RATE_LIMIT_HEADERS = {
+  ratelimit: {
+    type: 'string',
+    description: `This address's standing in the route's window (draft-ietf-httpapi-ratelimit-headers-11): \`"${POLICY}";r=<requests left>;t=<seconds until the window starts again>\``,
+  },
+  'ratelimit-policy': {
+    type: 'string',
+    description: `The route's limit per address (draft-ietf-httpapi-ratelimit-headers-11): \`"${POLICY}";q=<requests>;w=60\``,
+  },
+  'x-ratelimit-limit': { type: 'integer', description: 'Requests allowed per address in a minute' },
+  'x-ratelimit-remaining': { type: 'integer', description: 'Requests left in this minute’s window' },
+  'x-ratelimit-reset': { type: 'integer', description: 'Seconds until the window starts again' },
+} as const;
+
 /** A per-minute limit per client address, counted before validation so bad bodies count too. */
 export function perMinute(max: number, by?: RouteRateLimit['by']): RouteRateLimit {
   return by ? { max, by } : { max };
@@ -65,15 +88,20 @@ export function registerRateLimits(app: FastifyInstance, counter: WindowCounter)
 
 function limitHook(counter: WindowCounter, route: string, limit: RouteRateLimit): preValidationHookHandler {
   const { max, by } = limit;
+  const policy = `"${POLICY}";q=${max};w=${MINUTE_MS / 1000}`;
   return (request, reply, done) => {
     const address = `address:${route}:${request.ip}`;
     const name = by ? by.name(request) : null;
     const judge = (hits: readonly WindowHits[]) => {
       const [perAddress, perName] = hits;
       if (perAddress) {
+        const remaining = Math.max(0, max - perAddress.count);
+        const reset = Math.ceil(perAddress.resetMs / 1000);
         reply.header('x-ratelimit-limit', max);
-        reply.header('x-ratelimit-remaining', Math.max(0, max - perAddress.count));
-        reply.header('x-ratelimit-reset', Math.ceil(perAddress.resetMs / 1000));
+        reply.header('x-ratelimit-remaining', remaining);
+        reply.header('x-ratelimit-reset', reset);
+        reply.header('ratelimit-policy', policy);
+        reply.header('ratelimit', `"${POLICY}";r=${remaining};t=${reset}`);
       }
       if (perAddress && perAddress.count > max) {
         done(refusal(reply, perAddress, 'from this address'));

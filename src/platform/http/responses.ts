@@ -1,7 +1,9 @@
 import type { RouteOptions } from 'fastify';
 import Type, { type TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { challengeText } from './challenges.js';
 import type { AuthRequirement } from './principal.js';
+import { RATE_LIMIT_HEADERS } from './rate-limit.js';
 import { ErrorBody } from './schemas.js';
 
 /**
@@ -35,6 +37,24 @@ export function seeOther(description: string) {
     description,
     headers: { location: { type: 'string', description: 'Where the client goes next' } },
   });
+}
+
+/** A response header as the API reference shows it. */
+type HeaderSchemas = Record<string, { type: 'string' | 'integer'; description: string }>;
+
+/** What a 401 carries beside its body: the challenge (challenges.ts), in the reference's words. */
+export function challengeHeader(challenge: string): HeaderSchemas {
+  return { 'www-authenticate': { type: 'string', description: `How to authenticate: ${challenge}` } };
+}
+
+const LOCATION_HEADER: HeaderSchemas = {
+  location: { type: 'string', description: 'Where what was created can be read' },
+};
+
+/** A response entry with headers added; the entry itself may be shared by other routes. */
+function withHeaders(entry: unknown, headers: HeaderSchemas): unknown {
+  const declared = entry as { headers?: HeaderSchemas };
+  return { ...declared, headers: { ...declared.headers, ...headers } };
 }
 
 /** The one error body (ErrorBody), with `code` narrowed to the codes listed. */
@@ -129,6 +149,17 @@ export function completeResponses(route: RouteOptions, auth: AuthRequirement): R
       continue;
     }
     declared[key] = errorBody(errors);
+    if (key === '401')
+      declared[key] = withHeaders(
+        declared[key],
+        challengeHeader(challengeText(Object.keys(errors) as ErrorCode[])),
+      );
+  }
+  if (declared['201']) declared['201'] = withHeaders(declared['201'], LOCATION_HEADER);
+  // The counts a limited route's answers carry; the reference shows them where a client reads them.
+  if (route.config?.rateLimit) {
+    for (const key of Object.keys(declared).filter((status) => /^2\d\d$|^429$/.test(status)))
+      declared[key] = withHeaders(declared[key], RATE_LIMIT_HEADERS);
   }
   return declared;
 }

@@ -43,7 +43,9 @@ export function validationDetails(
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    const detail = toDetail(error, context ?? 'body');
+    const found = toDetail(error, context ?? 'body');
+    // Header names as the interface writes them (Idempotency-Key), whatever case Node gives them.
+    const detail = context === 'headers' ? { ...found, field: headerName(found.field) } : found;
     const key = `${detail.field}\u0000${detail.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -51,6 +53,38 @@ export function validationDetails(
   }
   return details;
 }
+
+const headerName = (field: string) =>
+  field
+    .split('-')
+    .map((word) => (word ? word[0]?.toUpperCase() + word.slice(1) : word))
+    .join('-');
+
+/** A validation failure's message stays short whatever the request: the details carry the rest. */
+const MAX_SUMMARY_LENGTH = 500;
+
+/**
+ * The message of a validation failure: its one problem (`price: must be >= 0`), or how many there
+ * are and each in turn (`3 problems: name: …; price: …; currency: …`), cut after MAX_SUMMARY_LENGTH
+ * characters with how many more the details list.
+ */
+export function summaryOf(details: readonly ErrorDetail[]): string {
+  const problems = details.map((detail) => `${detail.field}: ${detail.message}`);
+  if (problems.length <= 1) return clipped(problems[0] ?? 'The request is invalid', MAX_SUMMARY_LENGTH);
+  // Room is kept for the longest tail, so the summary never passes the bound.
+  const room = MAX_SUMMARY_LENGTH - `; and ${problems.length} more`.length;
+  let summary = clipped(`${problems.length} problems: ${problems[0]}`, room);
+  for (let shown = 1; shown < problems.length; shown++) {
+    const next = `${summary}; ${problems[shown]}`;
+    if (next.length > room) return `${summary}; and ${problems.length - shown} more`;
+    summary = next;
+  }
+  return summary;
+}
+
+/** A field a client named may be of any length; the message shows at most `length` characters (no half pair). */
+const clipped = (text: string, length: number) =>
+  text.length <= length ? text : `${text.slice(0, length - 1).replace(/[\uD800-\uDBFF]$/, '')}…`;
 
 function toDetail(error: ErrorObject, context: string): ErrorDetail {
   const path = error.instancePath

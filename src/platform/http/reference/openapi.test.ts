@@ -200,6 +200,40 @@ describe('the API reference documents', () => {
     }
   });
 
+  test('the headers the conventions promise are declared: Location, WWW-Authenticate, RateLimit', () => {
+    let created = 0;
+    let limited = 0;
+    for (const [host, doc] of Object.entries(documents)) {
+      for (const { key, operation } of operations(doc)) {
+        const name = `${host} ${key}`;
+        const responses = operation.responses as Record<string, Json>;
+        if (responses['201']) {
+          created++;
+          assert.ok(responses['201'].headers?.location?.schema, `${name} 201 declares Location`);
+        }
+        if (responses['401'])
+          assert.match(
+            responses['401'].headers?.['www-authenticate']?.description ?? '',
+            /Bearer|Password|CallbackSecret|Cookie/,
+            `${name} 401 declares its challenge`,
+          );
+        const codes429 =
+          responses['429']?.content?.['application/json']?.schema?.properties?.error?.properties?.code?.enum;
+        if (!codes429?.includes('rate_limited')) continue;
+        limited++;
+        for (const status of Object.keys(responses).filter((s) => /^2\d\d$|^429$/.test(s))) {
+          for (const header of ['ratelimit', 'ratelimit-policy', 'x-ratelimit-remaining'])
+            assert.ok(responses[status].headers?.[header], `${name} ${status} declares ${header}`);
+        }
+      }
+    }
+    assert.ok(created >= 9 && limited >= 15, `${created} creating and ${limited} limited operations`);
+    assert.match(
+      documents.core.paths['/licenses/verify'].post.responses['200'].headers.ratelimit.description,
+      /draft-ietf-httpapi-ratelimit-headers-11/,
+    );
+  });
+
   test('admin and user-token routes say what they need, in words and in their 403', () => {
     const users = documents.core.paths['/admin/users'].get;
     assert.match(users.description, /ADMIN role/);
