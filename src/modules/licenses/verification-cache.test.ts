@@ -5,6 +5,7 @@ import type { KyselyPlugin } from 'kysely';
 import { sql } from 'kysely';
 import { systemClock } from '../../platform/clock.js';
 import { classifyDriverError, isDatabaseUnavailable } from '../../platform/db/errors.js';
+import { LISTENER_APPLICATION_NAME } from '../../platform/db/notifications.js';
 import { createLog } from '../../platform/log.js';
 import {
   issueLicense,
@@ -403,8 +404,9 @@ describe('a lost listening connection', { skip: twoNodes }, () => {
     // A change nobody announced, as if its message were lost: node B still holds the old state.
     await sql`update licenses set status = 'suspended' where id = ${license.id}`.execute(nodeA.db);
     assert.equal((await verify(nodeB, body)).valid, true, 'answered from the cache');
+    // Found by name: its last statement may be a probe by now, not its LISTEN.
     await sql`select pg_terminate_backend(pid) from pg_stat_activity
-        where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen %'`.execute(
+        where datname = current_database() and application_name = ${LISTENER_APPLICATION_NAME}`.execute(
       nodeA.db,
     );
     await until(

@@ -56,6 +56,9 @@ const PROBE_EVERY_MS = 5_000;
 const PROBE_TIMEOUT_MS = 5_000;
 const KEEPALIVE_AFTER_MS = 5_000;
 
+/** How the listening connection names itself to the server (`pg_stat_activity.application_name`). */
+export const LISTENER_APPLICATION_NAME = 'licensing-listener';
+
 /** How often a listener probes its connection, and how long it waits to hear it (tests shorten). */
 export interface ProbeTimes {
   everyMs: number;
@@ -121,6 +124,7 @@ function listener(url: string, log: Log, probe: ProbeTimes): Notifications {
       keepAlive: true,
       keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
       connectionTimeoutMillis: 5_000,
+      application_name: LISTENER_APPLICATION_NAME,
     });
     attempting = next;
     // Without a listener a broken connection would end the process; it is replaced instead.
