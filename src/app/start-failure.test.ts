@@ -79,11 +79,17 @@ test('a start whose probe port is taken fails and closes the API listener; one w
   const takenPort = String((taken.address() as AddressInfo).port);
   try {
     const apiPort = await freePort();
-    await assert.rejects(startTestServer({ PORT: String(apiPort), HEALTH_PORT: takenPort }), /EADDRINUSE/);
+    await assert.rejects(startTestServer({ PORT: String(apiPort), HEALTH_PORT: takenPort }), {
+      code: 'EADDRINUSE',
+      message: new RegExp(`^HEALTH_PORT: 127\\.0\\.0\\.1:${takenPort} is already in use`),
+    });
     assert.ok(await canListenOn(apiPort), 'the API port is free again');
 
     const probePort = await freePort();
-    await assert.rejects(startTestServer({ PORT: takenPort, HEALTH_PORT: String(probePort) }), /EADDRINUSE/);
+    await assert.rejects(startTestServer({ PORT: takenPort, HEALTH_PORT: String(probePort) }), {
+      code: 'EADDRINUSE',
+      message: new RegExp(`^PORT: .*:${takenPort} is already in use`),
+    });
     assert.ok(await canListenOn(probePort), 'the probe port is free again');
   } finally {
     taken.close();
