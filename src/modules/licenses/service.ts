@@ -8,7 +8,7 @@ import { iso, isoOrNull, type Page, requestInstant } from '../../platform/http/s
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
-import { type EventType, recordEvent } from '../events/index.js';
+import { type CoreEventType, recordEvent } from '../events/index.js';
 import {
   type LicensePolicy,
   licenseLimits,
@@ -60,7 +60,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
    */
   async function moveStatus(licenseId: string, to: LicenseStatus, from: readonly LicenseStatus[]) {
     const now = clock.now();
-    const event: EventType = to === 'active' ? 'license.updated' : 'license.revoked';
+    const event = to === 'active' ? 'license.updated' : 'license.revoked';
     const row = await db.transaction().execute(async (trx) => {
       const moved = await store.setLicenseStatus(trx, licenseId, to, from, now);
       if (moved) {
@@ -219,7 +219,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
      * payment, the order and the license commit together or not at all. A trial never becomes it
      * (a trial's key may be a stranger's): the buyer's trials of the product (same address as
      * normalised) end with license.expired, their keys stop verifying on every node, and their
-     * devices move to this license. `replacedTrial` says whether one did.
+     * devices move to this license. `endedTrials` are those trials, as they ended.
      */
     async issueForPurchase(
       trx: Executor,
@@ -258,7 +258,7 @@ export function createLicenseService({ db, clock, log, apps, products, cache }: 
         // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
         cache.forgetLicense(trial.id);
       }
-      return { license: paid, replacedTrial: ended.length > 0 };
+      return { license: paid, endedTrials: ended };
     },
 
     /**
@@ -613,7 +613,12 @@ function refuseShapeMismatch(
  * between 1970 and 9999.
  */
 
-async function recordLicenseEvent(executor: Executor, type: EventType, row: LicenseRow, now: Date) {
+async function recordLicenseEvent(
+  executor: Executor,
+  type: Extract<CoreEventType, `license.${'created' | 'updated' | 'revoked' | 'expired'}`>,
+  row: LicenseRow,
+  now: Date,
+) {
   await recordEvent(executor, {
     type,
     userId: row.user_id,
