@@ -13,7 +13,7 @@ import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
 import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
-import { registerWebhookRoutes } from '../modules/webhooks/index.js';
+import { registerWebhookRoutes, webhookReference } from '../modules/webhooks/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
 import { buildHost, type HostDeps } from './hosts.js';
 
@@ -28,6 +28,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     serverDescription: '{base_url}: the core API, version 1',
     originUrl: config.publicOrigin,
     documentPath: '/v1/openapi.json',
+    webhooks: webhookReference(),
   };
   const app = buildHost(deps, { prefix: '/v1', bearerTokens: true, reference }, (api) => {
     registerHealthRoutes(api, { ping: () => modules.database.ping() });

@@ -28,7 +28,7 @@ import { createProductService } from '../modules/products/index.js';
 import {
   createRenewals,
   createSubscriptionService,
-  insertSubscription,
+  openSubscription,
 } from '../modules/subscriptions/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
 import { createDeliveryWorker, createSender, createWebhookService } from '../modules/webhooks/index.js';
@@ -160,7 +160,7 @@ export function createModules({
     crypto: config.crypto ? createCryptoPartner(config.crypto) : null,
     products,
     licenses,
-    openSubscription: insertSubscription,
+    openSubscription,
     verifyPartnerEvent:
       stripe && webhookSecret
         ? (rawBody, signature) =>

@@ -4,6 +4,7 @@ import { AppError, notFound } from '../../platform/errors.js';
 import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
+import { recordEvent } from '../events/index.js';
 import type { LicenseService } from '../licenses/index.js';
 import type { ProductService } from '../products/index.js';
 import { queueTrialNotice } from './trial-store.js';
@@ -31,8 +32,8 @@ export type Trials = ReturnType<typeof createTrials>;
 /**
  * Starting a product's free trial from the hosted checkout: no payment. A trial by e-mail (no
  * hwuid) or on a device (bound to it); the license module's claims keep one trial per address and
- * per device, in the issuing transaction. The key is mailed to the address and license.created
- * goes to the seller's webhooks. The buyer's payment later issues a new license and ends the
+ * per device, in the issuing transaction. The key is mailed to the address, and license.created
+ * and trial.started go to the seller's webhooks. The buyer's payment later issues a new license and ends the
  * trial (payments' fulfilment).
  */
 export function createTrials({
@@ -89,6 +90,22 @@ export function createTrials({
           policy: product.licensePolicy,
           endsAt,
           now,
+        });
+        await recordEvent(trx, {
+          type: 'trial.started',
+          userId: product.userId,
+          appId: product.appId,
+          occurredAt: now,
+          data: {
+            id: issued.id,
+            licenseKey: issued.key,
+            productId: product.id,
+            email,
+            hwuid,
+            trialDays: product.trialDays,
+            expiresAt: endsAt.toISOString(),
+            createdAt: issued.created_at.toISOString(),
+          },
         });
         await queueTrialNotice(trx, {
           userId: product.userId,

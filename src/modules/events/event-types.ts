@@ -1,3 +1,21 @@
+/**
+ * What happens to the seller's money, for the seller's own endpoints: some share a name with a
+ * merchant event, but each is recorded apart (the outbox row's audience) with a payload of its own.
+ */
+export const COMMERCE_EVENT_TYPES = [
+  'order.paid',
+  'order.refunded',
+  'subscription.created',
+  'subscription.renewed',
+  'subscription.canceled',
+  'subscription.past_due',
+  'dispute.created',
+  'dispute.updated',
+  'dispute.closed',
+  'trial.started',
+  'trial.converted',
+] as const;
+
 /** Every kind of core event the outbox records; core webhook subscriptions choose among these. */
 export const EVENT_TYPES = [
   'license.created',
@@ -10,6 +28,7 @@ export const EVENT_TYPES = [
   'license.usage.exhausted',
   'user.registered',
   'app.created',
+  ...COMMERCE_EVENT_TYPES,
 ] as const;
 
 /**
@@ -30,7 +49,3 @@ export const MERCHANT_EVENT_TYPES = [
 export type CoreEventType = (typeof EVENT_TYPES)[number];
 export type MerchantEventType = (typeof MERCHANT_EVENT_TYPES)[number];
 export type EventType = CoreEventType | MerchantEventType;
-
-export function isMerchantEvent(type: string): type is MerchantEventType {
-  return (MERCHANT_EVENT_TYPES as readonly string[]).includes(type);
-}

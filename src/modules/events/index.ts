@@ -1,7 +1,9 @@
+export { EVENT_DATA, type EventData } from './event-data.js';
 export {
+  COMMERCE_EVENT_TYPES,
+  type CoreEventType,
   EVENT_TYPES,
   type EventType,
-  isMerchantEvent,
   MERCHANT_EVENT_TYPES,
   type MerchantEventType,
 } from './event-types.js';
@@ -11,4 +13,5 @@ export {
   type NewEvent,
   type RecordedEvent,
   recordEvent,
+  recordForMerchant,
 } from './store.js';

@@ -1,13 +1,25 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
+import type { EventAudience } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
-import type { EventType } from './event-types.js';
+import type { EventData } from './event-data.js';
+import type { CoreEventType, MerchantEventType } from './event-types.js';
 
-export interface NewEvent {
-  type: EventType;
+/** A core event: for the seller's (and admins') endpoints, with its type's documented data. */
+export interface NewEvent<T extends CoreEventType = CoreEventType> {
+  type: T;
   userId: string;
   appId?: string | null;
-  data: Record<string, unknown>;
+  data: EventData<T>;
+  occurredAt: Date;
+}
+
+/** A merchant event: for the merchant webhook of the product in `data.productId` only. */
+export interface NewMerchantEvent {
+  type: MerchantEventType;
+  userId: string;
+  appId: string;
+  data: Record<string, unknown> & { productId: string };
   occurredAt: Date;
 }
 
@@ -16,6 +28,7 @@ export interface RecordedEvent {
   type: string;
   userId: string | null;
   appId: string | null;
+  audience: EventAudience;
   data: Record<string, unknown>;
   createdAt: Date;
 }
@@ -27,11 +40,30 @@ export interface RecordedEvent {
 export const EVENTS_RECORDED_CHANNEL = 'events_recorded';
 
 /**
- * Appends an event to the outbox. Pass the transaction of the state change that caused it,
- * so the event exists if and only if the change committed. The notification goes in the same
- * statement; PostgreSQL sends it at commit, once per transaction.
+ * Appends a core event to the outbox. Pass the transaction of the state change that caused it,
+ * so the event exists if and only if the change committed.
  */
-export async function recordEvent(executor: Executor, event: NewEvent): Promise<string> {
+export function recordEvent<T extends CoreEventType>(
+  executor: Executor,
+  event: NewEvent<T>,
+): Promise<string> {
+  return appendEvent(executor, 'core', event);
+}
+
+/** Appends a merchant event to the outbox, in the transaction of its change as recordEvent. */
+export function recordForMerchant(executor: Executor, event: NewMerchantEvent): Promise<string> {
+  return appendEvent(executor, 'merchant', event);
+}
+
+/**
+ * The notification goes in the same statement as the row; PostgreSQL sends it at commit, once
+ * per transaction.
+ */
+async function appendEvent(
+  executor: Executor,
+  audience: EventAudience,
+  event: { type: string; userId: string; appId?: string | null; data: object; occurredAt: Date },
+): Promise<string> {
   const id = newId();
   await executor
     .with('recorded', (db) =>
@@ -40,6 +72,7 @@ export async function recordEvent(executor: Executor, event: NewEvent): Promise<
         type: event.type,
         user_id: event.userId,
         app_id: event.appId ?? null,
+        audience,
         data: JSON.stringify(event.data),
         created_at: event.occurredAt,
       }),
@@ -52,7 +85,7 @@ export async function recordEvent(executor: Executor, event: NewEvent): Promise<
 export async function eventsForUser(executor: Executor, userId: string): Promise<RecordedEvent[]> {
   const rows = await executor
     .selectFrom('events')
-    .select(['id', 'type', 'user_id', 'app_id', 'data', 'created_at'])
+    .select(['id', 'type', 'user_id', 'app_id', 'audience', 'data', 'created_at'])
     .where('user_id', '=', userId)
     .orderBy('seq')
     .execute();
@@ -61,6 +94,7 @@ export async function eventsForUser(executor: Executor, userId: string): Promise
     type: row.type,
     userId: row.user_id,
     appId: row.app_id,
+    audience: row.audience,
     data: row.data,
     createdAt: row.created_at,
   }));

@@ -92,7 +92,7 @@ export function createIssuing({
      * payment, the order and the license commit together or not at all. A trial never becomes it
      * (a trial's key may be a stranger's): the buyer's trials of the product (same address as
      * normalised) end with license.expired, their keys stop verifying on every node, and their
-     * devices move to this license. `replacedTrial` says whether one did.
+     * devices move to this license. `endedTrials` are those trials, as they ended.
      */
     async issueForPurchase(
       trx: Executor,
@@ -131,7 +131,7 @@ export function createIssuing({
         // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
         cache.forgetLicense(trial.id);
       }
-      return { license: paid, replacedTrial: ended.length > 0 };
+      return { license: paid, endedTrials: ended };
     },
 
     /**

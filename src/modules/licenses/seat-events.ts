@@ -1,5 +1,5 @@
 import type { Executor } from '../../platform/db/database.js';
-import { type EventType, recordEvent } from '../events/index.js';
+import { type EventData, recordEvent } from '../events/index.js';
 
 /**
  * Why a seat was given back, in `license.seat.released`: the device checked in, the seller
@@ -8,18 +8,20 @@ import { type EventType, recordEvent } from '../events/index.js';
 export type SeatReleaseReason = 'checkin' | 'seller' | 'buyer';
 
 /** A seat event, in the transaction that took or gave back the seat (outbox). */
-export async function recordSeatEvent(
+export async function recordSeatEvent<T extends 'license.seat.acquired' | 'license.seat.released'>(
   trx: Executor,
-  type: Extract<EventType, 'license.seat.acquired' | 'license.seat.released'>,
+  type: T,
   license: { id: string; key: string; app_id: string; user_id: string; product_id: string | null },
   now: Date,
-  seat: Record<string, string | null>,
+  seat: Omit<EventData<T>, 'licenseId' | 'licenseKey' | 'productId'>,
 ) {
+  const data = { licenseId: license.id, licenseKey: license.key, productId: license.product_id, ...seat };
   await recordEvent(trx, {
     type,
     userId: license.user_id,
     appId: license.app_id,
-    data: { licenseId: license.id, licenseKey: license.key, productId: license.product_id, ...seat },
+    // The spread above is the whole of EventData<T>, which the compiler cannot see through a generic.
+    data: data as EventData<T>,
     occurredAt: now,
   });
 }

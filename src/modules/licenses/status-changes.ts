@@ -1,7 +1,6 @@
 import type { LicenseStatus } from '../../platform/db/schema.js';
 import { AppError } from '../../platform/errors.js';
 import type { Principal } from '../../platform/http/principal.js';
-import type { EventType } from '../events/index.js';
 import type { SellerUseCaseDeps } from './deps.js';
 import { recordLicenseEvent } from './license-events.js';
 import { toLicense } from './license-resource.js';
@@ -21,7 +20,7 @@ export function createStatusChanges({ db, clock, log, cache, requireLicense }: S
    */
   async function moveStatus(licenseId: string, to: LicenseStatus, from: readonly LicenseStatus[]) {
     const now = clock.now();
-    const event: EventType = to === 'active' ? 'license.updated' : 'license.revoked';
+    const event = to === 'active' ? 'license.updated' : 'license.revoked';
     const row = await db.transaction().execute(async (trx) => {
       const moved = await store.setLicenseStatus(trx, licenseId, to, from, now);
       if (moved) {

@@ -1,13 +1,11 @@
-import type { Executor } from '../../platform/db/database.js';
 import type { OrderRow } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { iso } from '../../platform/http/schemas.js';
-import { fromDecimalString } from '../../platform/money.js';
 import { sameSecret } from '../../platform/secrets.js';
-import { type MerchantEventType, recordEvent } from '../events/index.js';
 import { effectiveStatus } from '../licenses/index.js';
 import { policyExpiry, storedPolicy } from '../products/index.js';
 import type { PaymentServiceDeps } from './deps.js';
+import { recordMerchantEvent, recordOrderPaid, recordTrialConverted } from './order-events.js';
 import type { SavedCard } from './partner.js';
 import * as store from './store.js';
 
@@ -92,7 +90,7 @@ export function createFulfilment({
         const period = interval ? { interval, end: addInterval(now, interval) } : null;
         // The policy the order was opened with (an order from before policies: none, unlimited).
         const policy = storedPolicy(paid.license_policy);
-        const { license, replacedTrial } = await licenses.issueForPurchase(trx, {
+        const { license, endedTrials } = await licenses.issueForPurchase(trx, {
           appId: paid.app_id,
           userId: paid.user_id,
           productId: paid.product_id,
@@ -116,8 +114,8 @@ export function createFulfilment({
           licenseKey: license.key,
           productName: product?.name ?? '',
           // The trial key in the buyer's software just stopped: the new key goes to them, on any tier.
-          sendToBuyer: (product?.sendLicenseToCustomer ?? false) || replacedTrial,
-          replacesTrial: replacedTrial,
+          sendToBuyer: (product?.sendLicenseToCustomer ?? false) || endedTrials.length > 0,
+          replacesTrial: endedTrials.length > 0,
           copiesTo: product?.licenseEmails ?? [],
           now,
         });
@@ -127,6 +125,8 @@ export function createFulfilment({
           await recordMerchantEvent(trx, 'subscription.created', linked, now, {
             currentPeriodEnd: iso(period.end),
           });
+        await recordOrderPaid(trx, linked, now);
+        for (const trial of endedTrials) await recordTrialConverted(trx, trial, linked, license.id, now);
         return { order: linked, licenseKey: license.key };
       });
       if (result) {
@@ -216,36 +216,4 @@ export function addInterval(from: Date, interval: 'month' | 'year'): Date {
   if (interval === 'year') next.setUTCFullYear(next.getUTCFullYear() + 1);
   else next.setUTCMonth(next.getUTCMonth() + 1);
   return next;
-}
-
-/**
- * A checkout merchant event for the order's product, in the caller's transaction. Data carries
- * what a seller's backend needs to fulfil: the order, the buyer, the strict-mode token.
- */
-export async function recordMerchantEvent(
-  trx: Executor,
-  type: MerchantEventType,
-  order: OrderRow,
-  now: Date,
-  extra: Record<string, unknown>,
-) {
-  await recordEvent(trx, {
-    type,
-    userId: order.user_id,
-    appId: order.app_id,
-    occurredAt: now,
-    data: {
-      orderId: order.id,
-      transactionId: order.transaction_id,
-      productId: order.product_id,
-      licenseId: order.license_id,
-      subscriptionId: order.subscription_id,
-      email: order.email,
-      amount: fromDecimalString(order.amount),
-      currency: order.currency,
-      paymentProvider: order.payment_provider,
-      token: order.mirror_token,
-      ...extra,
-    },
-  });
 }

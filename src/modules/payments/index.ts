@@ -1,5 +1,7 @@
 export { type CryptoPartner, createCryptoPartner } from './crypto-partner.js';
-export { addInterval, recordMerchantEvent } from './fulfil-order.js';
+export type { SubscriptionOpener } from './deps.js';
+export { addInterval } from './fulfil-order.js';
+export { recordMerchantEvent, recordOrderPaid } from './order-events.js';
 export type { PaymentPartner, SavedCard } from './partner.js';
 export { registerPaymentRoutes } from './routes.js';
 export { createSandboxPartner, SANDBOX_CARDS } from './sandbox-partner.js';

@@ -1,7 +1,8 @@
 import { AppError, notFound } from '../../platform/errors.js';
 import { fromDecimalString, fromMinorUnits } from '../../platform/money.js';
 import type { PartnerEvent, PaymentServiceDeps } from './deps.js';
-import { type Fulfilment, recordMerchantEvent } from './fulfil-order.js';
+import type { Fulfilment } from './fulfil-order.js';
+import { recordDisputeChange, recordMerchantEvent, recordOrderRefunded } from './order-events.js';
 import * as store from './store.js';
 
 /** Partner events that say a payment changed; each is answered by re-reading the payment. */
@@ -34,7 +35,10 @@ export function createPartnerEvents({
         reason: 'The payment was refunded',
         now,
       });
-      if (moved) await recordMerchantEvent(trx, 'payment.refunded', moved, now, {});
+      if (moved) {
+        await recordMerchantEvent(trx, 'payment.refunded', moved, now, {});
+        await recordOrderRefunded(trx, moved, now);
+      }
       return moved;
     });
     if (canceled?.license_id)
@@ -54,7 +58,7 @@ export function createPartnerEvents({
     const now = clock.now();
     const dueBy = dispute.evidence_details?.due_by;
     const row = await db.transaction().execute(async (trx) => {
-      const saved = await store.upsertDispute(trx, {
+      const change = await store.saveDispute(trx, {
         partnerDisputeId: dispute.id,
         order,
         status: dispute.status ?? 'needs_response',
@@ -63,19 +67,22 @@ export function createPartnerEvents({
         evidenceDueBy: dueBy ? new Date(dueBy * 1000) : null,
         now,
       });
-      if (saved)
-        await recordMerchantEvent(
-          trx,
-          saved.created_at.getTime() === saved.updated_at.getTime() ? 'dispute.created' : 'dispute.updated',
-          order,
-          now,
-          {
-            disputeId: saved.id,
-            status: saved.status,
-            reason: saved.reason,
-            disputedAmount: fromDecimalString(saved.amount),
-          },
-        );
+      if (!change) return undefined;
+      const { saved, before } = change;
+      // The merchant webhook hears of every event that touched an open dispute, as it always has.
+      await recordMerchantEvent(
+        trx,
+        saved.created_at.getTime() === saved.updated_at.getTime() ? 'dispute.created' : 'dispute.updated',
+        order,
+        now,
+        {
+          disputeId: saved.id,
+          status: saved.status,
+          reason: saved.reason,
+          disputedAmount: fromDecimalString(saved.amount),
+        },
+      );
+      await recordDisputeChange(trx, order, saved, before, now);
       return saved;
     });
     if (!row || !order.license_id) return;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
-import type { OrderRow, OrderStatus } from '../../platform/db/schema.js';
+import type { DisputeRow, OrderRow, OrderStatus } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 
@@ -286,11 +286,16 @@ export async function recordPartnerEvent(
 }
 
 /** Dispute states of the partner that are over; a late event never reopens them. */
-const CLOSED_DISPUTES = ['won', 'lost'];
+export const CLOSED_DISPUTES: readonly string[] = ['won', 'lost'];
 
-/** Records the partner's dispute, or its new state unless it is already closed. */
-export function upsertDispute(
-  executor: Executor,
+/**
+ * Records the partner's dispute, or its new state unless it is already closed, and returns it
+ * with what it was before (null when first seen); undefined when a closed dispute stays as it
+ * is. The row is locked from before the change to commit, so of two events about one dispute
+ * each compares with what the other left.
+ */
+export async function saveDispute(
+  trx: Executor,
   dispute: {
     partnerDisputeId: string;
     order: OrderRow;
@@ -300,8 +305,8 @@ export function upsertDispute(
     evidenceDueBy: Date | null;
     now: Date;
   },
-) {
-  return executor
+): Promise<{ saved: DisputeRow; before: DisputeRow | null } | undefined> {
+  const inserted = await trx
     .insertInto('disputes')
     .values({
       id: newId(),
@@ -317,19 +322,30 @@ export function upsertDispute(
       created_at: dispute.now,
       updated_at: dispute.now,
     })
-    .onConflict((oc) =>
-      oc
-        .column('partner_dispute_id')
-        .doUpdateSet((eb) => ({
-          status: eb.ref('excluded.status'),
-          reason: eb.ref('excluded.reason'),
-          evidence_due_by: eb.ref('excluded.evidence_due_by'),
-          updated_at: dispute.now,
-        }))
-        .where('disputes.status', 'not in', CLOSED_DISPUTES),
-    )
+    // A concurrent first sighting waits here for the other to commit, then finds its row below.
+    .onConflict((oc) => oc.column('partner_dispute_id').doNothing())
     .returningAll()
     .executeTakeFirst();
+  if (inserted) return { saved: inserted, before: null };
+  const before = await trx
+    .selectFrom('disputes')
+    .selectAll()
+    .where('partner_dispute_id', '=', dispute.partnerDisputeId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  if (CLOSED_DISPUTES.includes(before.status)) return undefined;
+  const saved = await trx
+    .updateTable('disputes')
+    .set({
+      status: dispute.status,
+      reason: dispute.reason,
+      evidence_due_by: dispute.evidenceDueBy,
+      updated_at: dispute.now,
+    })
+    .where('id', '=', before.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { saved, before };
 }
 
 export async function listDisputes(

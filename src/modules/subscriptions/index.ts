@@ -1,4 +1,4 @@
 export { createRenewals, type Renewals } from './renew.js';
 export { registerRenewalRoutes, registerSubscriptionRoutes } from './routes.js';
 export { createSubscriptionService, type SubscriptionService } from './service.js';
-export { insertSubscription } from './store.js';
+export { openSubscription } from './subscription-events.js';

@@ -17,11 +17,18 @@ import {
   toMinorUnits,
 } from '../../platform/money.js';
 import { sameSecret } from '../../platform/secrets.js';
+import { recordEvent } from '../events/index.js';
 import type { LicenseService } from '../licenses/index.js';
-import { addInterval, moveOrder, type PaymentPartner, recordMerchantEvent } from '../payments/index.js';
+import {
+  addInterval,
+  moveOrder,
+  type PaymentPartner,
+  recordMerchantEvent,
+  recordOrderPaid,
+} from '../payments/index.js';
 import type { RenewalCharged } from './schemas.js';
-import { recordSubscriptionEvent } from './service.js';
 import * as store from './store.js';
+import { ownerOf, recordSubscriptionEvent, subscriptionData } from './subscription-events.js';
 
 /** A renewal may be charged from this long before the period ends (and any time after). */
 export const RENEWAL_WINDOW_MS = 7 * 24 * 60 * 60_000;
@@ -87,13 +94,27 @@ export function createRenewals({
       if (subscription.license_id)
         await licenses.extendForRenewal(trx, subscription.license_id, nextEnd, now);
       await recordMerchantEvent(trx, 'payment.succeeded', paid, now, { renewal: true });
-      if (moved)
+      await recordOrderPaid(trx, paid, now);
+      if (moved) {
         await recordSubscriptionEvent(trx, 'subscription.renewed', moved, now, {
           orderId: paid.id,
           transactionId: paid.transaction_id,
           amount: fromDecimalString(paid.amount),
           currency: paid.currency,
         });
+        await recordEvent(trx, {
+          ...ownerOf(moved),
+          occurredAt: now,
+          type: 'subscription.renewed',
+          data: {
+            ...subscriptionData(moved),
+            orderId: paid.id,
+            transactionId: paid.transaction_id,
+            amount: fromDecimalString(paid.amount),
+            previousPeriodEnd: iso(periodEnd),
+          },
+        });
+      }
       if (idempotent) await idempotent.keep(trx, await answer(trx, paid, false));
       return true;
     });
@@ -176,12 +197,24 @@ export function createRenewals({
     }
     const reason = intent.failureMessage ?? 'The card could not be charged without the buyer';
     await db.transaction().execute(async (trx) => {
-      const rejected = await moveOrder(trx, order.id, 'rejected', ['pending'], {
-        reason,
-        now: clock.now(),
-      });
-      if (rejected)
-        await recordMerchantEvent(trx, 'payment.failed', rejected, clock.now(), { reason, renewal: true });
+      const declinedAt = clock.now();
+      const rejected = await moveOrder(trx, order.id, 'rejected', ['pending'], { reason, now: declinedAt });
+      if (!rejected) return;
+      await recordMerchantEvent(trx, 'payment.failed', rejected, declinedAt, { reason, renewal: true });
+      // Past due from the period's first decline on; a retry declined again changes nothing more.
+      if ((await store.countDeclinedRenewals(trx, subscription.id, periodEnd)) === 1)
+        await recordEvent(trx, {
+          ...ownerOf(subscription),
+          occurredAt: declinedAt,
+          type: 'subscription.past_due',
+          data: {
+            ...subscriptionData(subscription),
+            orderId: rejected.id,
+            transactionId: rejected.transaction_id,
+            amount: fromDecimalString(rejected.amount),
+            reason,
+          },
+        });
     });
     log.info({ subscriptionId: subscription.id, orderId: order.id }, 'subscription.renewal.declined');
     throw new AppError('payment_declined', reason, [

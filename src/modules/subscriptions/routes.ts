@@ -35,7 +35,8 @@ export function registerSubscriptionRoutes(app: HttpApp, subscriptions: Subscrip
     config: { auth: 'seller', idempotent: true },
     schema: {
       summary: 'Cancel a subscription',
-      description: 'No further renewals; merchant webhooks receive subscription.canceled.',
+      description:
+        'No further renewals; the product’s merchant webhook and your webhook endpoints subscribed to it receive subscription.canceled.',
       tags: ['subscriptions'],
       params: SubscriptionParams,
       response: { 200: SubscriptionCanceled },

@@ -1,5 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
-import type { Db, Executor } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
 import type { NamedLocks } from '../../platform/db/named-lock.js';
 import type { SubscriptionRow, SubscriptionStatus } from '../../platform/db/schema.js';
 import { AppError } from '../../platform/errors.js';
@@ -7,9 +7,10 @@ import type { IdempotentAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
 import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
-import { type MerchantEventType, recordEvent } from '../events/index.js';
+import { recordEvent } from '../events/index.js';
 import type { PaymentPartner } from '../payments/index.js';
 import * as store from './store.js';
+import { ownerOf, recordSubscriptionEvent, subscriptionData } from './subscription-events.js';
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>;
 
@@ -43,7 +44,7 @@ export function createSubscriptionService({
 
     /**
      * Cancels an active subscription: no renewal can be charged any more, the card is released
-     * at the partner, and subscription.canceled goes to the merchant webhook. The license keeps
+     * at the partner, and subscription.canceled goes to the merchant webhook and the seller's. The license keeps
      * its expiry (the end of the paid period). A second cancel answers 409. It waits for a
      * renewal charge in progress (under the same lock), so none is recorded after it.
      */
@@ -74,6 +75,12 @@ export function createSubscriptionService({
         const moved = await store.cancelSubscription(trx, id, now);
         if (moved) {
           await recordSubscriptionEvent(trx, 'subscription.canceled', moved, now);
+          await recordEvent(trx, {
+            ...ownerOf(moved),
+            occurredAt: now,
+            type: 'subscription.canceled',
+            data: subscriptionData(moved),
+          });
           await answer?.keep(trx, canceledAnswer(moved, now));
         }
         return moved;
@@ -104,32 +111,6 @@ const canceledAnswer = (subscription: SubscriptionRow, now: Date) => ({
   status: 'canceled' as const,
   canceledAt: iso(now),
 });
-
-/** A merchant event about a subscription, in the caller's transaction. */
-export async function recordSubscriptionEvent(
-  trx: Executor,
-  type: MerchantEventType,
-  subscription: SubscriptionRow,
-  now: Date,
-  extra: Record<string, unknown> = {},
-) {
-  await recordEvent(trx, {
-    type,
-    userId: subscription.user_id,
-    appId: subscription.app_id,
-    occurredAt: now,
-    data: {
-      subscriptionId: subscription.id,
-      productId: subscription.product_id,
-      licenseId: subscription.license_id,
-      email: subscription.email,
-      status: subscription.status,
-      currentPeriodEnd: iso(subscription.current_period_end),
-      canceledAt: isoOrNull(subscription.canceled_at),
-      ...extra,
-    },
-  });
-}
 
 function toSubscription(row: SubscriptionRow) {
   return {

@@ -38,7 +38,7 @@ export function insertSubscription(
       created_at: input.now,
       updated_at: input.now,
     })
-    .returning('id')
+    .returningAll()
     .executeTakeFirstOrThrow();
 }
 
@@ -186,4 +186,16 @@ export function latestPaidRenewal(executor: Executor, subscriptionId: string) {
     .orderBy('paid_at', 'desc')
     .limit(1)
     .executeTakeFirst();
+}
+
+/** How many renewal charges of the period were declined (their orders rejected). */
+export async function countDeclinedRenewals(executor: Executor, subscriptionId: string, periodEnd: Date) {
+  const row = await executor
+    .selectFrom('orders')
+    .select((eb) => eb.fn.countAll<number>().as('declined'))
+    .where('subscription_id', '=', subscriptionId)
+    .where('renewal_period_end', '=', periodEnd)
+    .where('status', '=', 'rejected')
+    .executeTakeFirstOrThrow();
+  return Number(row.declined);
 }

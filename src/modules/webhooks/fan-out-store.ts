@@ -2,11 +2,13 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { WebhookDeliveryRow } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
-import { isMerchantEvent, MERCHANT_EVENT_TYPES } from '../events/index.js';
+import { MERCHANT_EVENT_TYPES } from '../events/index.js';
 
 /*
- * Fan-out: each recorded event becomes one delivery per endpoint that receives it (merchant
- * events go to the product's merchant webhook only).
+ * Fan-out: each recorded event becomes one delivery per endpoint that receives it. The event's
+ * audience decides the kind of endpoint, not its name (subscription.created is both): a core
+ * event goes to the seller's and admins' endpoints, a merchant event to the product's merchant
+ * webhook only.
  */
 
 // Fan-out -----------------------------------------------------------------------------------
@@ -31,7 +33,7 @@ export async function fanOutEvents(
   return db.transaction().execute(async (trx) => {
     const events = await trx
       .selectFrom('events')
-      .select(['id', 'type', 'user_id', 'app_id', 'data', 'created_at'])
+      .select(['id', 'type', 'user_id', 'app_id', 'audience', 'data', 'created_at'])
       .where('dispatched_at', 'is', null)
       .orderBy('seq')
       .limit(limit)
@@ -57,10 +59,10 @@ export async function fanOutEvents(
       )
       .execute();
     const deliveries = events.flatMap((event) =>
-      [
-        ...endpoints.filter((endpoint) => endpoint.events.includes(event.type) && receives(endpoint, event)),
-        ...(isMerchantEvent(event.type) ? merchant.filter((m) => m.product_id === event.data.productId) : []),
-      ].map(
+      (event.audience === 'merchant'
+        ? merchant.filter((m) => m.product_id === event.data.productId)
+        : endpoints.filter((endpoint) => endpoint.events.includes(event.type) && receives(endpoint, event))
+      ).map(
         (endpoint): WebhookDeliveryRow => ({
           id: newId(),
           endpoint_id: endpoint.id,
@@ -111,13 +113,13 @@ export async function fanOutEvents(
  */
 async function merchantEndpoints(
   trx: Executor,
-  events: readonly { type: string; data: Record<string, unknown> }[],
+  events: readonly { audience: string; data: Record<string, unknown> }[],
   now: Date,
 ) {
   const productIds = [
     ...new Set(
       events
-        .filter((event) => isMerchantEvent(event.type) && typeof event.data.productId === 'string')
+        .filter((event) => event.audience === 'merchant' && typeof event.data.productId === 'string')
         .map((event) => event.data.productId as string),
     ),
   ];

@@ -1,4 +1,5 @@
 export { createDeliveryWorker, type DeliveryWorker } from './delivery-worker.js';
+export { webhookReference } from './event-reference.js';
 export { registerWebhookRoutes } from './routes.js';
 export { createSender, type Sender } from './sender.js';
 export { createWebhookService, type WebhookService } from './service.js';

@@ -52,9 +52,13 @@ export interface EventsTable {
   user_id: string | null;
   app_id: string | null;
   data: ColumnType<Record<string, unknown>, string, string>;
+  /** Whose endpoints hear it: the seller's (and admins') own, or the product's merchant webhook. */
+  audience: ColumnType<EventAudience, EventAudience | undefined, never>;
   created_at: Timestamp;
   dispatched_at: NullableTimestamp;
 }
+
+export type EventAudience = 'core' | 'merchant';
 
 export type ProductType = 'license' | 'api_access' | 'subscription';
 export type BillingType = 'one_time' | 'recurring';

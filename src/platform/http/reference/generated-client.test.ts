@@ -18,7 +18,17 @@ const ARTIFACTS = fileURLToPath(new URL('../../../../artifacts/', import.meta.ur
 
 /** Written against the generated types, as a seller's integration would be. */
 const CORE_PROGRAM = `import createClient from 'openapi-fetch';
-import type { paths } from './core-api.js';
+import type { paths, webhooks } from './core-api.js';
+
+/** What a webhook endpoint receives for an event kind: the document's webhooks, typed. */
+type Delivered<T extends keyof webhooks> = NonNullable<
+  NonNullable<webhooks[T]['post']>['requestBody']
+>['content']['application/json'];
+
+export function describeSale(event: Delivered<'order.paid'>): string {
+  const status: 'paid' = event.data.status;
+  return \`\${event.type} \${status}: \${event.data.amount} \${event.data.currency} from \${event.data.email}\`;
+}
 
 export async function run(baseUrl: string, email: string) {
   const client = createClient<paths>({ baseUrl });
@@ -51,6 +61,14 @@ export function misuses(client: ReturnType<typeof createClient<paths>>) {
   void client.GET('/v1/health');
   // @ts-expect-error verify needs the key
   void client.POST('/licenses/verify', { body: {} });
+}
+
+export function misreads(event: Delivered<'order.paid'>, dispute: Delivered<'dispute.closed'>) {
+  // @ts-expect-error a sale's event carries no card
+  void event.data.card;
+  // @ts-expect-error a closed dispute was won or lost
+  const open: 'needs_response' = dispute.data.status;
+  void open;
 }
 `;
 
@@ -128,6 +146,7 @@ describe('a client generated from the OpenAPI documents', () => {
     const core = await generate(`${server.service.coreUrl}/v1/openapi.json`, 'core-api.d.ts');
     const pay = await generate(`${server.service.payUrl}/openapi.json`, 'pay-api.d.ts');
     assert.match(core, /"\/licenses\/verify": \{/);
+    assert.match(core, /export interface webhooks \{/, 'the events a seller’s endpoint receives are typed');
     assert.doesNotMatch(core, /"\/v1\//, 'core paths are relative to {base_url}');
     assert.match(pay, /"\/api\/checkout\/mirror\/validate": \{/);
     await writeFile(path.join(folder, 'core-program.ts'), CORE_PROGRAM);

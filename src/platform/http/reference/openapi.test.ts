@@ -46,10 +46,18 @@ function operations(doc: Json): { key: string; operation: Json }[] {
   );
 }
 
+/** The deliveries a document describes (its `webhooks`), keyed by the event's name. */
+function webhookOperations(doc: Json): { key: string; operation: Json }[] {
+  return Object.entries((doc.webhooks ?? {}) as Record<string, Json>).map(([name, item]) => ({
+    key: `webhook ${name}`,
+    operation: item.post,
+  }));
+}
+
 /** Every Schema Object of a document: parameters, bodies, responses, headers and components. */
 function schemas(doc: Json): { where: string; schema: Json }[] {
   const found: { where: string; schema: Json }[] = [];
-  for (const { key, operation } of operations(doc)) {
+  for (const { key, operation } of [...operations(doc), ...webhookOperations(doc)]) {
     for (const parameter of operation.parameters ?? [])
       found.push({ where: `${key} parameter ${parameter.name}`, schema: parameter.schema });
     for (const [type, media] of Object.entries<Json>(operation.requestBody?.content ?? {}))
@@ -283,6 +291,44 @@ describe('the API reference documents', () => {
         /"requestId"/,
         'the body is described once, in components',
       );
+  });
+
+  test('the core document describes, in its webhooks, every event an endpoint can subscribe to', () => {
+    const create = documents.core.paths['/webhooks'].post.requestBody.content['application/json'].schema;
+    const subscribable: string[] = create.properties.events.items.enum;
+    assert.ok(subscribable.includes('order.paid') && subscribable.includes('license.created'));
+    assert.deepEqual(Object.keys(documents.core.webhooks), subscribable);
+    assert.equal(documents.pay.webhooks, undefined, 'the checkout host sends no core events');
+    for (const { key, operation } of webhookOperations(documents.core)) {
+      const name = key.replace('webhook ', '');
+      assert.ok(operation.summary?.trim(), `${key} has no summary`);
+      assert.ok(
+        documents.core.tags.find((tag: Json) => tag.name === operation.tags[0])?.description,
+        `${key}: tag`,
+      );
+      const envelope = operation.requestBody.content['application/json'].schema;
+      assert.deepEqual(envelope.required.sort(), ['data', 'id', 'signature', 'timestamp', 'type']);
+      assert.equal(envelope.properties.type.const, name);
+      assert.equal(envelope.properties.data.type, 'object', `${key}: data is described`);
+      assert.ok(Object.keys(envelope.properties.data.properties).length > 0);
+      assert.deepEqual(
+        operation.parameters.map((parameter: Json) => parameter.name),
+        [
+          'webhook-id',
+          'webhook-timestamp',
+          'webhook-signature',
+          'X-Webhook-Id',
+          'X-Webhook-Timestamp',
+          'X-Webhook-Signature',
+        ],
+      );
+    }
+    // The shared payloads of the sale and the subscription, as a receiver's generated types see them.
+    const data = (name: string) =>
+      documents.core.webhooks[name].post.requestBody.content['application/json'].schema.properties.data;
+    assert.equal(data('order.paid').properties.status.const, 'paid');
+    assert.deepEqual(data('dispute.closed').properties.status.enum, ['won', 'lost']);
+    assert.ok(!('token' in data('order.paid').properties), 'no strict-mode token on the seller’s events');
   });
 
   test('no request field with a default is required of the client', () => {

@@ -31,6 +31,8 @@ export interface ReferenceOptions {
   documentPath: string;
   /** Whether the host accepts bearer tokens at all (the checkout host does not). */
   bearerTokens: boolean;
+  /** What the host sends to its users' endpoints: OpenAPI 3.1 `webhooks`, one Path Item each. */
+  webhooks?: Record<string, object>;
 }
 
 const SECURITY_SCHEME = 'bearer';
@@ -64,6 +66,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   products: 'What a seller sells: price, billing and checkout settings.',
   licenses: 'License keys, devices, verification and signed license tokens.',
   webhooks: 'Outbound webhook endpoints and their delivery logs.',
+  events: 'What your webhook endpoints receive: one delivery per event, in the document’s `webhooks`.',
   payments: 'Card payments on the core address (the partner’s name is in the path).',
   transactions: 'Payment transactions as the seller’s backend looks them up.',
   orders: 'Orders of the seller’s products.',
@@ -233,7 +236,10 @@ function shareErrorBody(openapiObject: Record<string, unknown>): void {
 function transformObject({ openapiObject }: { openapiObject: Record<string, unknown> }) {
   shareErrorBody(openapiObject);
   const used = new Set<string>();
-  for (const item of Object.values((openapiObject.paths ?? {}) as Record<string, Record<string, unknown>>)) {
+  const items = [openapiObject.paths, openapiObject.webhooks].flatMap((group) =>
+    Object.values((group ?? {}) as Record<string, Record<string, unknown>>),
+  );
+  for (const item of items) {
     for (const operation of Object.values(item)) {
       for (const tag of (operation as { tags?: string[] }).tags ?? []) used.add(tag);
     }
@@ -275,6 +281,7 @@ export function registerApiReference(app: HttpApp, options: ReferenceOptions): v
         license: LICENSE,
       },
       servers: [{ url: options.serverUrl, description: options.serverDescription }],
+      ...(options.webhooks ? { webhooks: documentSchema(options.webhooks) as Record<string, unknown> } : {}),
       ...(options.bearerTokens
         ? {
             components: {

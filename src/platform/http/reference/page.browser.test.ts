@@ -34,9 +34,13 @@ async function openReference(origin: string) {
 describe('the API reference page', () => {
   test('lists every operation of the core document, loads nothing from elsewhere and runs no script', async () => {
     const document = (await server.api.get('/openapi.json')).expect(200).body;
-    const expected = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
-      ([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
-    );
+    const expected = [
+      ...Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      ),
+      // What the service sends to webhook endpoints: one article per event, under its name.
+      ...Object.keys(document.webhooks).map((name) => `POST ${name}`),
+    ];
     const { page, requests, consoleErrors } = await openReference(server.service.coreUrl);
 
     const headings = await page.locator('article h3').allTextContents();
@@ -51,6 +55,17 @@ describe('the API reference page', () => {
     });
     assert.match((await keys.textContent()) ?? '', /user token only/);
     assert.match((await keys.textContent()) ?? '', /user_token_required/);
+    const sale = page.locator('article', {
+      has: page.getByRole('heading', { name: 'POST order.paid', exact: true }),
+    });
+    assert.match((await sale.textContent()) ?? '', /An order was paid/);
+    assert.match((await sale.textContent()) ?? '', /transactionId/);
+    const events = page.locator('section', { has: sale });
+    assert.match(
+      (await events.locator('table caption').first().textContent()) ?? '',
+      /Headers of every delivery/,
+    );
+    assert.match((await events.textContent()) ?? '', /webhook-signature/);
     // Paths are relative to {base_url}, which the header names; a route at the root says where it is.
     assert.match((await page.locator('header').textContent()) ?? '', /paths are relative to .*\/v1/);
     const probe = page.locator('article', {

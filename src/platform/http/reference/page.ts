@@ -56,6 +56,8 @@ export interface OpenApiDocument {
   servers?: { url: string }[];
   tags?: { name: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
+  /** What the host sends to its users' endpoints, one Path Item per kind of event. */
+  webhooks?: Record<string, Record<string, Operation>>;
   components?: {
     schemas?: Record<string, Schema>;
     securitySchemes?: Record<string, { description?: string }>;
@@ -132,6 +134,7 @@ function prose(text: string | undefined): string {
 const anchorOf = (method: string, path: string) =>
   `op-${method}-${path.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '')}`;
 const tagAnchor = (tag: string) => `tag-${tag.replace(/[^A-Za-z0-9]+/g, '-')}`;
+const webhookAnchor = (name: string) => `webhook-${name.replace(/[^A-Za-z0-9]+/g, '-')}`;
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'options'] as const;
 const MAX_DEPTH = 8;
@@ -216,7 +219,7 @@ export function renderReferencePage(doc: OpenApiDocument, options: { documentPat
       .join('');
   }
 
-  function parameters(list: Parameter[] | undefined): string {
+  function parameters(list: Parameter[] | undefined, caption = 'Parameters'): string {
     if (!list?.length) return '';
     const rows = list.map((parameter) => {
       const schema = resolve(parameter.schema);
@@ -227,7 +230,7 @@ export function renderReferencePage(doc: OpenApiDocument, options: { documentPat
         typeLabel(schema),
       )}</td><td>${parameter.required ? 'yes' : 'no'}</td><td>${prose(notes)}</td></tr>`;
     });
-    return `<table><caption>Parameters</caption><thead><tr><th scope="col">Name</th><th scope="col">In</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">Notes</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+    return `<table><caption>${escapeHtml(caption)}</caption><thead><tr><th scope="col">Name</th><th scope="col">In</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">Notes</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
   }
 
   function operation(method: string, path: string, op: Operation): string {
@@ -278,6 +281,25 @@ ${responses.join('\n')}
 </article>`;
   }
 
+  /** A delivery the host sends, under the event's name: when, and its body (expand it, as a response). */
+  function webhook(name: string, op: Operation): string {
+    const id = webhookAnchor(name);
+    return `<article id="${id}" aria-labelledby="${id}-h">
+<h3 id="${id}-h"><span class="method m-post">POST</span> <code>${escapeHtml(name)}</code></h3>
+<p class="summary">${prose(op.summary)}</p>
+${op.requestBody ? `<details><summary><strong>Body</strong> <span class="notes">(application/json)</span></summary>${body(op.requestBody.content)}</details>` : ''}
+</article>`;
+  }
+
+  /** What every delivery shares (how it is sent, its headers), said once before the events. */
+  function webhooksPreamble(first: Operation | undefined): string {
+    if (!first) return '';
+    return `${first.description ? `<p>${prose(first.description)}</p>` : ''}${parameters(first.parameters, 'Headers of every delivery')}`;
+  }
+
+  const webhooks = Object.entries(doc.webhooks ?? {}).flatMap(([name, item]) =>
+    item.post ? [{ name, op: item.post }] : [],
+  );
   const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
     METHODS.filter((method) => item[method]).map((method) => ({
       method,
@@ -288,9 +310,10 @@ ${responses.join('\n')}
   const tags = (doc.tags ?? []).map((tag) => ({
     ...tag,
     operations: operations.filter(({ op }) => (op.tags?.[0] ?? 'other') === tag.name),
+    webhooks: webhooks.filter(({ op }) => op.tags?.[0] === tag.name),
   }));
   const untagged = operations.filter(({ op }) => !op.tags?.length);
-  if (untagged.length) tags.push({ name: 'other', operations: untagged });
+  if (untagged.length) tags.push({ name: 'other', operations: untagged, webhooks: [] });
 
   const nav = tags
     .map(
@@ -300,6 +323,8 @@ ${responses.join('\n')}
             ({ method, path }) =>
               `<li><a href="#${anchorOf(method, path)}">${method.toUpperCase()} ${escapeHtml(path)}</a></li>`,
           )
+          .join('')}${tag.webhooks
+          .map(({ name }) => `<li><a href="#${webhookAnchor(name)}">${escapeHtml(name)}</a></li>`)
           .join('')}</ul></li>`,
     )
     .join('');
@@ -309,6 +334,8 @@ ${responses.join('\n')}
 <h2 id="${tagAnchor(tag.name)}-h">${escapeHtml(tag.name)}</h2>
 ${tag.description ? `<p>${prose(tag.description)}</p>` : ''}
 ${tag.operations.map(({ method, path, op }) => operation(method, path, op)).join('\n')}
+${webhooksPreamble(tag.webhooks[0]?.op)}
+${tag.webhooks.map(({ name, op }) => webhook(name, op)).join('\n')}
 </section>`,
     )
     .join('\n');
