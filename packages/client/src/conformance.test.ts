@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { issueLicense, sellerWithApp, startTestServer } from '../../../src/testing/harness.js';
 import { generateVectors } from '../../conformance/src/generate.js';
 import { VECTOR_KINDS, type Vector } from '../../conformance/src/vectors.js';
 import {
@@ -170,9 +172,8 @@ describe('conformance vectors', () => {
   });
 
   test('the Python SDK reaches every verdict', (context) => {
-    const python = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../python');
-    const probe = spawnSync('python3', ['-c', 'import cryptography'], { encoding: 'utf8' });
-    if (probe.error || probe.status !== 0) {
+    const python = PYTHON_PACKAGE();
+    if (!pythonWithCryptography()) {
       context.skip('python3 with its cryptography package is not installed (.ci/run installs both)');
       return;
     }
@@ -186,12 +187,53 @@ describe('conformance vectors', () => {
   });
 
   test('the Python SDK passes mypy --strict', (context) => {
-    const python = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../python');
+    const python = PYTHON_PACKAGE();
     const run = spawnSync('mypy', ['--cache-dir=/dev/null'], { cwd: python, encoding: 'utf8' });
     if (run.error) {
       context.skip("mypy is not installed (.ci/run installs Debian's mypy)");
       return;
     }
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+  });
+});
+
+const PYTHON_PACKAGE = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../python');
+
+function pythonWithCryptography(): boolean {
+  const probe = spawnSync('python3', ['-c', 'import cryptography'], { encoding: 'utf8' });
+  return !probe.error && probe.status === 0;
+}
+
+describe('the Python SDK online, against a real service', () => {
+  test('verify, validate-hardware, seat checkout and checkin, the fetched key set and the service’s error codes', async (context) => {
+    if (!pythonWithCryptography()) {
+      context.skip('python3 with its cryptography package is not installed (.ci/run installs both)');
+      return;
+    }
+    const server = await startTestServer();
+    try {
+      const seller = await sellerWithApp(server);
+      const license = await issueLicense(server, seller);
+      const floating = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
+      // Asynchronous: the service answers from this process while Python waits for it.
+      const run = await promisify(execFile)('python3', ['-m', 'unittest', '-v', 'tests.test_live'], {
+        cwd: PYTHON_PACKAGE(),
+        env: {
+          ...process.env,
+          PYTHONDONTWRITEBYTECODE: '1',
+          LICENSING_LIVE_URL: server.service.coreUrl,
+          LICENSING_LIVE_APP_ID: seller.appId,
+          LICENSING_LIVE_KEY: license.key,
+          LICENSING_LIVE_LICENSE_ID: license.id,
+          LICENSING_LIVE_FLOATING_KEY: floating.key,
+        },
+      }).catch((error: { stdout: string; stderr: string }) =>
+        assert.fail(`${error.stdout}\n${error.stderr}`),
+      );
+      assert.match(run.stderr, /Ran 5 tests/);
+      assert.doesNotMatch(run.stderr, /skipped/);
+    } finally {
+      await server.stop();
+    }
   });
 });

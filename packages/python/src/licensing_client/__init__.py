@@ -1,6 +1,7 @@
 """Client for the licensing service: license tokens, license files and revocation lists checked
 offline, the clock-rollback guard, and webhook signature checks. Errors carry the service's codes."""
 
+from .client import LicensingClient
 from .clock import ClockState, MemoryStore, StateStore
 from .errors import (
     LicenseFileError,
@@ -9,6 +10,7 @@ from .errors import (
     LicensingError,
     WebhookVerificationError,
 )
+from .fingerprint import fingerprint_of, machine_fingerprint
 from .license_file import (
     LICENSE_FILE_USE,
     REVOCATION_LIST_USE,
@@ -32,6 +34,7 @@ __all__ = [
     "LicenseTokenError",
     "LicenseTokenVerifier",
     "LicensingApiError",
+    "LicensingClient",
     "LicensingError",
     "MemoryStore",
     "RevocationSnapshot",
@@ -41,6 +44,8 @@ __all__ = [
     "check_revocations",
     "create_offline_activation_request",
     "fetch_key_set",
+    "fingerprint_of",
+    "machine_fingerprint",
     "verify_license_file",
     "verify_webhook",
     "verify_webhook_request",
