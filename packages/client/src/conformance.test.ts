@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -173,11 +173,12 @@ describe('conformance vectors', () => {
 
   test('the Python SDK reaches every verdict', (context) => {
     const python = PYTHON_PACKAGE();
-    if (!pythonWithCryptography()) {
+    const python3 = pythonWith('cryptography');
+    if (python3 === undefined) {
       context.skip('python3 with its cryptography package is not installed (.ci/run installs both)');
       return;
     }
-    const run = spawnSync('python3', ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'], {
+    const run = spawnSync(python3, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'], {
       cwd: python,
       encoding: 'utf8',
       env: { ...process.env, CONFORMANCE_VECTORS: dir, PYTHONDONTWRITEBYTECODE: '1' },
@@ -199,14 +200,21 @@ describe('conformance vectors', () => {
 
 const PYTHON_PACKAGE = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../python');
 
-function pythonWithCryptography(): boolean {
-  const probe = spawnSync('python3', ['-c', 'import cryptography'], { encoding: 'utf8' });
-  return !probe.error && probe.status === 0;
+/**
+ * The first python3 that imports `modules`: the one on the PATH, else Debian's (which .ci/run
+ * provides with python3-cryptography and python3-build), so a pyenv python3 without them does
+ * not skip the checks.
+ */
+function pythonWith(modules: string): string | undefined {
+  return ['python3', '/usr/bin/python3'].find(
+    (candidate) => spawnSync(candidate, ['-c', `import ${modules}`]).status === 0,
+  );
 }
 
 describe('the Python SDK online, against a real service', () => {
   test('verify, validate-hardware, seat checkout and checkin, the fetched key set and the service’s error codes', async (context) => {
-    if (!pythonWithCryptography()) {
+    const python3 = pythonWith('cryptography');
+    if (python3 === undefined) {
       context.skip('python3 with its cryptography package is not installed (.ci/run installs both)');
       return;
     }
@@ -216,7 +224,7 @@ describe('the Python SDK online, against a real service', () => {
       const license = await issueLicense(server, seller);
       const floating = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
       // Asynchronous: the service answers from this process while Python waits for it.
-      const run = await promisify(execFile)('python3', ['-m', 'unittest', '-v', 'tests.test_live'], {
+      const run = await promisify(execFile)(python3, ['-m', 'unittest', '-v', 'tests.test_live'], {
         cwd: PYTHON_PACKAGE(),
         env: {
           ...process.env,
@@ -234,6 +242,36 @@ describe('the Python SDK online, against a real service', () => {
       assert.doesNotMatch(run.stderr, /skipped/);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('the Python package builds', () => {
+  test('a wheel and an sdist with the typed package in them', async (context) => {
+    const python = pythonWith('build, setuptools');
+    if (python === undefined) {
+      context.skip('no python3 with build and setuptools (.ci/run installs python3-build)');
+      return;
+    }
+    const out = await mkdtemp(path.join(os.tmpdir(), 'python-dist-'));
+    try {
+      const run = spawnSync(python, ['-m', 'build', '--no-isolation', '--outdir', out, '.'], {
+        cwd: PYTHON_PACKAGE(),
+        encoding: 'utf8',
+        env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+      });
+      assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+      const built = (await readdir(out)).sort();
+      assert.deepEqual(built, ['licensing-client-0.1.0.tar.gz', 'licensing_client-0.1.0-py3-none-any.whl']);
+      const listing = spawnSync(python, ['-m', 'zipfile', '-l', path.join(out, built[1] ?? '')], {
+        encoding: 'utf8',
+      }).stdout;
+      for (const file of ['py.typed', 'tokens.py', 'license_file.py', 'webhooks.py', 'fingerprint.py']) {
+        assert.match(listing, new RegExp(`licensing_client/${file.replace('.', '\\.')}`), file);
+      }
+      assert.doesNotMatch(listing, /tests\//, 'no tests in the wheel');
+    } finally {
+      await rm(out, { recursive: true, force: true });
     }
   });
 });
