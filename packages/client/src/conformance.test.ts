@@ -223,6 +223,7 @@ describe('the Python SDK online, against a real service', () => {
       const seller = await sellerWithApp(server);
       const license = await issueLicense(server, seller);
       const floating = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
+      const seat = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
       // Asynchronous: the service answers from this process while Python waits for it.
       const run = await promisify(execFile)(python3, ['-m', 'unittest', '-v', 'tests.test_live'], {
         cwd: PYTHON_PACKAGE(),
@@ -234,11 +235,12 @@ describe('the Python SDK online, against a real service', () => {
           LICENSING_LIVE_KEY: license.key,
           LICENSING_LIVE_LICENSE_ID: license.id,
           LICENSING_LIVE_FLOATING_KEY: floating.key,
+          LICENSING_LIVE_SEAT_KEY: seat.key,
         },
       }).catch((error: { stdout: string; stderr: string }) =>
         assert.fail(`${error.stdout}\n${error.stderr}`),
       );
-      assert.match(run.stderr, /Ran 5 tests/);
+      assert.match(run.stderr, /Ran 6 tests/);
       assert.doesNotMatch(run.stderr, /skipped/);
     } finally {
       await server.stop();

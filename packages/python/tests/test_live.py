@@ -16,6 +16,7 @@ from licensing_client import (  # noqa: E402
     LicenseTokenVerifier,
     LicensingApiError,
     LicensingClient,
+    LicensingError,
     machine_fingerprint,
 )
 
@@ -60,6 +61,19 @@ class LiveTest(unittest.TestCase):
         self.assertEqual((refused["valid"], refused.get("code")), (False, "no_seat_available"))
         self.assertTrue(self.client.checkin(key, self.hwuid, self.app_id)["released"])
         self.assertTrue(self.client.checkout(key, "another-device", self.app_id)["valid"])
+
+    def test_a_seat_held_for_a_block_is_renewed_and_given_back_on_exit(self) -> None:
+        key = os.environ["LICENSING_LIVE_SEAT_KEY"]
+        with self.client.seat(key, self.hwuid, self.app_id, interval_seconds=3600) as seat:
+            self.assertTrue(seat.answer["valid"])
+            first_end = seat.answer["lease_expires_at"]
+            self.assertTrue(seat.beat()["valid"], "a heartbeat renews the seat")
+            self.assertGreaterEqual(seat.answer["lease_expires_at"], first_end)
+            with self.assertRaises(LicensingError) as refused:
+                with self.client.seat(key, "another-device", self.app_id):
+                    pass
+            self.assertEqual(refused.exception.code, "no_seat_available")
+        self.assertTrue(self.client.checkout(key, "another-device", self.app_id)["valid"], "given back on exit")
 
     def test_a_refused_request_raises_the_service_code(self) -> None:
         with self.assertRaises(LicensingApiError) as refused:

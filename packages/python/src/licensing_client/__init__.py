@@ -20,6 +20,7 @@ from .license_file import (
     create_offline_activation_request,
     verify_license_file,
 )
+from .seat import SeatLease
 from .tokens import TOKEN_USE, LicenseTokenVerifier, fetch_key_set
 from .webhooks import verify_webhook, verify_webhook_request
 
@@ -38,6 +39,7 @@ __all__ = [
     "LicensingError",
     "MemoryStore",
     "RevocationSnapshot",
+    "SeatLease",
     "StateStore",
     "WebhookVerificationError",
     "canonical_license_key",

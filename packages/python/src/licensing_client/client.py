@@ -13,6 +13,7 @@ import urllib.request
 from typing import Any, Dict, Optional
 
 from .errors import LicensingApiError
+from .seat import SeatLease
 
 JsonObject = Dict[str, Any]
 _RETRIED_STATUSES = (429, 502, 503, 504)
@@ -61,6 +62,10 @@ class LicensingClient:
     def checkin(self, key: str, hwuid: str, app_id: Optional[str] = None) -> JsonObject:
         """POST /licenses/checkin: gives the seat back."""
         return self._post("/licenses/checkin", _body(key, app_id, hwuid, {}))
+
+    def seat(self, key: str, hwuid: str, app_id: str, interval_seconds: Optional[float] = None) -> SeatLease:
+        """A seat for a ``with`` block: checked out, renewed in the background, given back on exit."""
+        return SeatLease(self, key, hwuid, app_id, interval_seconds)
 
     def _checking_in(self, path: str, body: JsonObject) -> JsonObject:
         # A license past its check-in deadline answers check_in_overdue once and records the
