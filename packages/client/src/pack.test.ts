@@ -98,6 +98,8 @@ const SERVER_EXPORTS = [
   ...ROOT_EXPORTS,
   'MirrorRedirectError',
   'WebhookVerificationError',
+  'fingerprintOf',
+  'machineFingerprint',
   'readMirrorRedirect',
   'sealMirrorPayload',
   'verifyMerchantWebhook',

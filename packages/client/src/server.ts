@@ -4,6 +4,7 @@
  * process. They use node:crypto, and keeping them off the root entry keeps them out of browser
  * bundles, where those secrets must never be.
  */
+export { fingerprintOf, machineFingerprint } from './machine-fingerprint.js';
 export { type MerchantWebhookOptions, verifyMerchantWebhook } from './merchant-webhooks.js';
 export { type MirrorPayloadInput, sealMirrorPayload } from './mirror-payload.js';
 export {

@@ -1,0 +1,92 @@
+"""Online calls against a real service, started by packages/client/src/conformance.test.ts,
+which passes its address and a license in LICENSING_LIVE_* (skipped without them)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import unittest
+from pathlib import Path
+from typing import Any, Dict, List
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from licensing_client import (  # noqa: E402
+    LicenseTokenError,
+    LicenseTokenVerifier,
+    LicensingApiError,
+    LicensingClient,
+    LicensingError,
+    machine_fingerprint,
+)
+
+URL = os.environ.get("LICENSING_LIVE_URL")
+
+
+@unittest.skipUnless(URL, "no service: LICENSING_LIVE_URL is not set")
+class LiveTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = LicensingClient(str(URL), retries=0)
+        self.app_id = os.environ["LICENSING_LIVE_APP_ID"]
+        self.key = os.environ["LICENSING_LIVE_KEY"]
+        self.license_id = os.environ["LICENSING_LIVE_LICENSE_ID"]
+        self.hwuid = machine_fingerprint(self.app_id)
+
+    def test_verify_answers_a_token_the_verifier_checks_with_the_fetched_key_set(self) -> None:
+        answer = self.client.verify(self.key, self.app_id, self.hwuid)
+        self.assertTrue(answer["valid"], answer)
+        fetched: List[Dict[str, Any]] = []
+        verifier = LicenseTokenVerifier(self.app_id, jwks_uri=self.client.jwks_uri, on_key_set=fetched.append)
+        claims = verifier.verify(answer["license_token"])
+        self.assertEqual(claims["sub"], self.license_id)
+        self.assertEqual(len(fetched), 1, "the key set was fetched once, for storing")
+        other = LicenseTokenVerifier("00000000-0000-4000-8000-000000000000", key_set=fetched[0])
+        with self.assertRaises(LicenseTokenError) as refused:
+            other.verify(answer["license_token"])
+        self.assertEqual(refused.exception.code, "wrong_audience")
+
+    def test_validate_hardware_knows_the_device_verify_bound(self) -> None:
+        self.client.verify(self.key, self.app_id, self.hwuid)
+        self.assertTrue(self.client.validate_hardware(self.key, self.hwuid, self.app_id)["valid"])
+        unknown = self.client.verify("AAAAA-AAAAA-AAAAA-AAAAA-AAAAA-AAAAA", self.app_id, self.hwuid)
+        self.assertFalse(unknown["valid"])
+        self.assertIsInstance(unknown.get("code"), str)
+
+    def test_a_seat_is_taken_refused_to_a_second_device_and_given_back(self) -> None:
+        key = os.environ["LICENSING_LIVE_FLOATING_KEY"]
+        taken = self.client.checkout(key, self.hwuid, self.app_id)
+        self.assertTrue(taken["valid"], taken)
+        self.assertIn("license_token", taken)
+        refused = self.client.checkout(key, "another-device", self.app_id)
+        self.assertEqual((refused["valid"], refused.get("code")), (False, "no_seat_available"))
+        self.assertTrue(self.client.checkin(key, self.hwuid, self.app_id)["released"])
+        self.assertTrue(self.client.checkout(key, "another-device", self.app_id)["valid"])
+
+    def test_a_seat_held_for_a_block_is_renewed_and_given_back_on_exit(self) -> None:
+        key = os.environ["LICENSING_LIVE_SEAT_KEY"]
+        with self.client.seat(key, self.hwuid, self.app_id, interval_seconds=3600) as seat:
+            self.assertTrue(seat.answer["valid"])
+            first_end = seat.answer["lease_expires_at"]
+            self.assertTrue(seat.beat()["valid"], "a heartbeat renews the seat")
+            self.assertGreaterEqual(seat.answer["lease_expires_at"], first_end)
+            with self.assertRaises(LicensingError) as refused:
+                with self.client.seat(key, "another-device", self.app_id):
+                    pass
+            self.assertEqual(refused.exception.code, "no_seat_available")
+        self.assertTrue(self.client.checkout(key, "another-device", self.app_id)["valid"], "given back on exit")
+
+    def test_a_refused_request_raises_the_service_code(self) -> None:
+        with self.assertRaises(LicensingApiError) as refused:
+            self.client.verify(self.key, "not-a-uuid", self.hwuid)
+        self.assertEqual((refused.exception.status, refused.exception.code), (400, "validation_failed"))
+        self.assertTrue(any(d.get("field") == "appId" for d in refused.exception.details), refused.exception.details)
+
+    def test_no_answer_is_a_network_error(self) -> None:
+        closed = LicensingClient("http://127.0.0.1:9", retries=0, timeout_seconds=5)
+        with self.assertRaises(LicensingApiError) as refused:
+            closed.verify(self.key, self.app_id)
+        self.assertEqual((refused.exception.status, refused.exception.code), (0, "network_error"))
+
+
+if __name__ == "__main__":
+    unittest.main()
