@@ -223,35 +223,26 @@ describe('the packed package', () => {
     // attw's strict profile: node10, node16 from CommonJS and from ESM, and bundler, all of them
     // (the node16 profile would leave out node10, the esm-only one CommonJS). The tarball is the
     // one packed above, so `attw --pack` would check the same files after a second build.
-    const answer = await run(
-      process.execPath,
-      [attwBin(), tarball, '--profile', 'strict', '--format', 'json'],
-      {
-        maxBuffer: 16 * 1024 * 1024,
+    const attw = [attwBin(), tarball, '--profile', 'strict', '--format', 'json'];
+    const answer = await run(process.execPath, attw, { maxBuffer: 16 * 1024 * 1024 }).catch(
+      (error: { stdout?: string; stderr?: string; code?: number }) => {
+        if (!error.stdout) assert.fail(`attw failed (${error.code}): ${error.stderr}`);
+        return { stdout: error.stdout };
       },
-    ).catch((error: { stdout?: string; stderr?: string; code?: number }) => {
-      if (!error.stdout) assert.fail(`attw failed (${error.code}): ${error.stderr}`);
-      return { stdout: error.stdout };
-    });
+    );
+    type Resolved = { resolution?: { fileName: string }; implementationResolution?: { fileName: string } };
     const { analysis } = JSON.parse(answer.stdout) as {
       analysis: {
         problems: unknown[];
-        entrypoints: Record<
-          string,
-          {
-            resolutions: Record<
-              string,
-              { resolution?: { fileName: string }; implementationResolution?: { fileName: string } }
-            >;
-          }
-        >;
+        entrypoints: Record<string, { resolutions: Record<string, Resolved> }>;
       };
     };
     assert.deepEqual(analysis.problems, []);
-    for (const [entry, file] of [
+    const entries = [
       ['.', 'universal'],
       ['./server', 'server'],
-    ]) {
+    ] as const;
+    for (const [entry, file] of entries) {
       const resolutions = analysis.entrypoints[entry]?.resolutions ?? {};
       assert.deepEqual(Object.keys(resolutions).sort(), ['bundler', 'node10', 'node16-cjs', 'node16-esm']);
       for (const [kind, found] of Object.entries(resolutions)) {
