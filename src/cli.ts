@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { pino } from 'pino';
+import type { Modules } from './app/modules.js';
+import { addApiKeyCommands } from './cli/api-key-commands.js';
+import { askNewPassword, PasswordNotGiven } from './cli/password-prompt.js';
+import { formatTable, instant } from './cli/table.js';
 import { type Config, ConfigError, parseConfig } from './platform/config.js';
-import { createLog } from './platform/log.js';
+import { createLog, type Log } from './platform/log.js';
 import { lowerThreadPoolPriority } from './platform/thread-pool.js';
 
 // The app (Fastify, pg, http) is imported only once tracing, when configured, has started, so
@@ -9,11 +15,21 @@ import { lowerThreadPoolPriority } from './platform/thread-pool.js';
 const service = () => import('./app/service.js');
 /** What stopping may take beyond SHUTDOWN_TIMEOUT_MS before `serve` exits regardless. */
 const STOP_CLOSE_GRACE_MS = 10_000;
+/** The bounds registration puts on a password (users/schemas.ts). */
+const PASSWORD_LENGTH = { min: 8, max: 256 };
+/** The project's package.json, one folder up from src/cli.ts and dist/cli.js alike. */
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 const program = new Command()
   .name('licensing')
   .description('Licensing, catalog and checkout service. Settings come from the environment (see README).')
-  .showHelpAfterError();
+  .version(version, '-V, --version', 'print the version and exit')
+  .showHelpAfterError()
+  // Thrown rather than exited on, so that a usage error (an unknown option, an id that is not a
+  // UUID) exits 2, as a wrong setting does; the subcommands inherit it.
+  .exitOverride();
 
 program
   .command('serve', { isDefault: true })
@@ -80,7 +96,7 @@ program
   .description('apply pending database migrations and exit')
   .action(async () => {
     const config = loadConfig();
-    const log = createLog(config);
+    const log = commandLog(config);
     const { openDatabase } = await import('./platform/db/database.js');
     const { migrate } = await import('./platform/db/migrate.js');
     const database = await openDatabase(config);
@@ -100,15 +116,20 @@ admin
   .command('create')
   .description('create an admin account, or promote an existing account and set its password')
   .requiredOption('--email <email>', 'e-mail of the admin account')
-  .option('--password <password>', 'password to set (default: ADMIN_PASSWORD from the environment)')
+  .option(
+    '--password <password>',
+    'password to set (default: ADMIN_PASSWORD from the environment, else asked for on a terminal)',
+  )
   .action(async (options: { email: string; password?: string }) => {
     const config = loadConfig();
-    const password = options.password ?? config.adminPassword;
-    if (!password || password.length < 8) {
-      console.error('admin create: give --password (or ADMIN_PASSWORD) of at least 8 characters');
+    const password = options.password ?? config.adminPassword ?? (await askPasswordOnTerminal());
+    if (!password || password.length < PASSWORD_LENGTH.min || password.length > PASSWORD_LENGTH.max) {
+      console.error(
+        `admin create: give --password (or ADMIN_PASSWORD) of ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters, or run it on a terminal to be asked`,
+      );
       process.exit(2);
     }
-    const modules = await (await service()).openModules(config, createLog(config));
+    const modules = await (await service()).openModules(config, commandLog(config));
     try {
       const { user, outcome } = await modules.users.ensureAdmin({
         email: options.email,
@@ -134,8 +155,7 @@ keys
     'replace the offline keys instead (license files and revocation lists), only if they may have leaked: every offline machine then needs the new key set',
   )
   .action(async (options: { offline?: boolean }) => {
-    const config = loadConfig();
-    const modules = await (await service()).openModules(config, createLog(config));
+    const modules = await openCommandModules();
     try {
       const purpose = options.offline ? 'offline' : 'token';
       const { kids, activatesAt } = await modules.keyRing.rotate(purpose);
@@ -154,6 +174,74 @@ keys
     }
   });
 
+keys
+  .command('list')
+  .description(
+    'list the signing keys, retired ones too: kid, purpose, algorithm, dates and state (pending, signing, verifying, retired)',
+  )
+  .option('--json', 'print them as JSON, one array')
+  .action(async (options: { json?: boolean }) => {
+    const modules = await openCommandModules();
+    try {
+      const listed = await modules.keyRing.list();
+      if (options.json) {
+        console.log(JSON.stringify(listed, null, 2));
+        return;
+      }
+      if (listed.length === 0) {
+        console.error('no signing keys yet: `licensing serve` makes them on its first start');
+        return;
+      }
+      console.log(
+        formatTable(
+          ['KID', 'PURPOSE', 'ALGORITHM', 'STATE', 'PUBLISHED', 'ACTIVATES', 'UNPUBLISHES'],
+          listed.map((key) => [
+            key.kid,
+            key.purpose,
+            key.algorithm,
+            key.state,
+            instant(key.publishedAt),
+            instant(key.activatesAt),
+            instant(key.unpublishAt),
+          ]),
+        ),
+      );
+    } finally {
+      await modules.database.close();
+    }
+  });
+
+addApiKeyCommands(program, openCommandModules);
+
+/**
+ * On a terminal, the password is asked for (twice, hidden); elsewhere nobody could answer, and
+ * `admin create` refuses as it did before there was a question.
+ */
+async function askPasswordOnTerminal(): Promise<string | undefined> {
+  if (!process.stdin.isTTY) return undefined;
+  try {
+    return await askNewPassword({ input: process.stdin, output: process.stderr }, PASSWORD_LENGTH);
+  } catch (error) {
+    if (!(error instanceof PasswordNotGiven)) throw error;
+    console.error(`admin create: ${error.message}`);
+    process.exit(1);
+  }
+}
+
+/** Every module over the storage the settings name, for a one-shot command; it closes them. */
+async function openCommandModules(): Promise<Modules> {
+  const config = loadConfig();
+  return (await service()).openModules(config, commandLog(config));
+}
+
+/**
+ * The log of a one-shot command, on stderr: stdout carries what the command answers (a key, a
+ * table, JSON for a script), which its log lines would break up.
+ */
+function commandLog(config: Config): Log {
+  return createLog(config, pino.destination({ dest: 2, sync: true }));
+}
+
 function loadConfig(): Config {
   try {
     return parseConfig(process.env);
@@ -167,6 +255,8 @@ function loadConfig(): Config {
 }
 
 program.parseAsync().catch((error: unknown) => {
+  // Commander has printed the usage error, or the help or version asked for.
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
   // A setting found wrong only once storage is open (the key that seals the signing keys).
   if (error instanceof ConfigError) {
     console.error(`Configuration error: ${error.message}`);

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -28,6 +29,7 @@ const README = join(PACKAGE, 'README.md');
 
 let work: string;
 let scratch: string;
+let tarball: string;
 let packed: string[];
 /** A token and the stored key set that checks it, made here as the service would. */
 let sample: { token: string; keySet: unknown; appId: string };
@@ -52,6 +54,7 @@ before(async () => {
     files: { path: string }[];
   }[];
   assert.ok(result);
+  tarball = join(work, result.filename);
   packed = result.files.map((file) => file.path);
   await npm(['pack', '--ignore-scripts', '--pack-destination', work], join(ROOT, 'node_modules/jose'));
   const jose = JSON.parse(await readFile(join(ROOT, 'node_modules/jose/package.json'), 'utf8')).version;
@@ -59,7 +62,7 @@ before(async () => {
     join(scratch, 'package.json'),
     JSON.stringify({ name: 'scratch', private: true, type: 'module' }),
   );
-  await npm(['install', '--offline', join(work, result.filename), join(work, `jose-${jose}.tgz`)], scratch);
+  await npm(['install', '--offline', tarball, join(work, `jose-${jose}.tgz`)], scratch);
 
   const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
   const appId = 'app-0001';
@@ -163,6 +166,12 @@ const expectedRun = {
     'verifyWebhook({ secret, body, signature, timestamp }) takes one object; the first argument is a string, not that object',
 };
 
+/** attw's command line, from this repository's devDependencies. */
+function attwBin(): string {
+  const manifest = createRequire(join(ROOT, 'package.json')).resolve('@arethetypeswrong/cli/package.json');
+  return join(dirname(manifest), JSON.parse(readFileSync(manifest, 'utf8')).bin.attw);
+}
+
 describe('the packed package', () => {
   test('holds the ESM and CommonJS builds with declarations, README and LICENSE, and no sources or tests', () => {
     for (const file of [
@@ -176,6 +185,7 @@ describe('the packed package', () => {
       'dist/cjs/universal.d.ts',
       'dist/cjs/server.js',
       'dist/cjs/package.json',
+      'server/package.json',
     ]) {
       assert.ok(packed.includes(file), `${file} is in the tarball`);
     }
@@ -183,6 +193,16 @@ describe('the packed package', () => {
       packed.filter((file) => file.startsWith('src/') || file.includes('.test.') || file.includes('index.')),
       [],
     );
+  });
+
+  test('its manifest says where the source, the home page and the issue tracker are', async () => {
+    const manifest = JSON.parse(
+      await readFile(join(scratch, 'node_modules/@licensing/client/package.json'), 'utf8'),
+    );
+    assert.equal(manifest.repository.directory, 'packages/client');
+    assert.match(manifest.repository.url, /^git\+https:\/\/.+\.git$/);
+    assert.match(manifest.homepage, /^https:\/\/.+packages\/client/);
+    assert.match(manifest.bugs.url, /^https:\/\/.+\/issues$/);
   });
 
   test('works from an ESM script: both entries, an offline token check and a webhook', async () => {
@@ -201,7 +221,48 @@ describe('the packed package', () => {
     assert.deepEqual(result, expectedRun);
   });
 
-  test('type-checks under node16 (ESM and CommonJS) and bundler resolution, README examples included', async () => {
+  test('resolves both entries to declarations and JavaScript under every module resolution TypeScript offers', async () => {
+    // attw's strict profile: node10, node16 from CommonJS and from ESM, and bundler, all of them
+    // (the node16 profile would leave out node10, the esm-only one CommonJS). The tarball is the
+    // one packed above, so `attw --pack` would check the same files after a second build.
+    const attw = [attwBin(), tarball, '--profile', 'strict', '--format', 'json'];
+    const answer = await run(process.execPath, attw, { maxBuffer: 16 * 1024 * 1024 }).catch(
+      (error: { stdout?: string; stderr?: string; code?: number }) => {
+        if (!error.stdout) assert.fail(`attw failed (${error.code}): ${error.stderr}`);
+        return { stdout: error.stdout };
+      },
+    );
+    type Resolved = { resolution?: { fileName: string }; implementationResolution?: { fileName: string } };
+    const { analysis } = JSON.parse(answer.stdout) as {
+      analysis: {
+        problems: unknown[];
+        entrypoints: Record<string, { resolutions: Record<string, Resolved> }>;
+      };
+    };
+    assert.deepEqual(analysis.problems, []);
+    const entries = [
+      ['.', 'universal'],
+      ['./server', 'server'],
+    ] as const;
+    for (const [entry, file] of entries) {
+      const resolutions = analysis.entrypoints[entry]?.resolutions ?? {};
+      assert.deepEqual(Object.keys(resolutions).sort(), ['bundler', 'node10', 'node16-cjs', 'node16-esm']);
+      for (const [kind, found] of Object.entries(resolutions)) {
+        assert.match(
+          found.resolution?.fileName ?? '',
+          new RegExp(`/dist/(cjs|esm)/${file}\\.d\\.ts$`),
+          `${entry} under ${kind}`,
+        );
+        assert.match(
+          found.implementationResolution?.fileName ?? '',
+          new RegExp(`/dist/(cjs|esm)/${file}\\.js$`),
+          `${entry} under ${kind}`,
+        );
+      }
+    }
+  });
+
+  test('type-checks under node10, node16 (ESM and CommonJS) and bundler resolution, README examples included', async () => {
     const readme = await readFile(README, 'utf8');
     const examples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
     assert.ok(examples.length >= 8, 'the README has its examples');
@@ -217,6 +278,17 @@ export const verifier: sdk.LicenseTokenVerifier = new sdk.LicenseTokenVerifier({
 export const check = (input: server.VerifyWebhookInput): server.WebhookEnvelope => server.verifyWebhook(input);
 // @ts-expect-error the server helpers are not on the root entry
 sdk.verifyWebhook;
+`,
+    );
+    // An older project: moduleResolution node10 reads no `exports`; /server is found through the
+    // package.json in the package's server folder.
+    await mkdir(join(scratch, 'node10'));
+    await writeFile(
+      join(scratch, 'node10/legacy.ts'),
+      `import { LicenseTokenVerifier } from '@licensing/client';
+import { verifyWebhook, type VerifyWebhookInput } from '@licensing/client/server';
+export const verifier = new LicenseTokenVerifier({ appId: 'a', jwksUri: 'https://x/jwks' });
+export const eventType = (input: VerifyWebhookInput): string => verifyWebhook(input).type;
 `,
     );
     // A browser project: DOM types only, no @types/node, the root entry only.
@@ -263,7 +335,20 @@ if (result.license_token) console.log((await verifier.verify(result.license_toke
         include: ['browser'],
       }),
     );
-    for (const config of ['tsconfig.node16.json', 'tsconfig.bundler.json']) {
+    await writeFile(
+      join(scratch, 'tsconfig.node10.json'),
+      JSON.stringify({
+        compilerOptions: {
+          ...base,
+          module: 'commonjs',
+          moduleResolution: 'node10',
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+        },
+        include: ['node10'],
+      }),
+    );
+    for (const config of ['tsconfig.node10.json', 'tsconfig.node16.json', 'tsconfig.bundler.json']) {
       await run(process.execPath, [TSC, '-p', config], { cwd: scratch }).catch((error) => {
         assert.fail(`${config}:\n${error.stdout}${error.stderr}`);
       });

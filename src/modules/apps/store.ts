@@ -12,6 +12,11 @@ export function findOwnedApp(
   return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
+/** The app with this id, whoever owns it: for the operator (the command line), never a route. */
+export function findAppById(executor: Executor, appId: string): Promise<AppRow | undefined> {
+  return executor.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst();
+}
+
 export function insertApp(
   executor: Executor,
   app: {

@@ -1,6 +1,12 @@
 export { createTokenDenylist, type TokenDenylist } from './denylist.js';
 export { parseJti } from './jti.js';
-export { createKeyRing, DEFAULT_SIGNING_ALGORITHM, SIGNING_ALGORITHMS } from './key-ring.js';
+export {
+  createKeyRing,
+  DEFAULT_SIGNING_ALGORITHM,
+  type KeyListing,
+  type KeyState,
+  SIGNING_ALGORITHMS,
+} from './key-ring.js';
 export { createKeySealer } from './key-sealing.js';
 export {
   createLicenseFileSigner,

@@ -110,3 +110,74 @@ test('a read that fails for another reason than the database being away is not h
   state.failure = new Error('not the database being away');
   await assert.rejects(keys.signingKey(), /not the database being away/);
 });
+
+test('lists each key with its state through a rotation: pending, then signing while the one it replaced verifies, then that one retired', async () => {
+  // Last in this file: the rotation stays in the server's database (at the real time, so the
+  // tests above, on real clocks, still find the keys they read signing).
+  const clock = testClock(new Date());
+  const keys = createKeyRing({ db: server.db, clock, log: createLog(server.config), sealer: sealer() });
+  const stateOf = async () =>
+    new Map((await keys.list()).map((key) => [key.kid, [key.purpose, key.algorithm, key.state].join(' ')]));
+  const first = await keys.list();
+  assert.deepEqual(first.map((key) => `${key.purpose} ${key.algorithm} ${key.state}`).sort(), [
+    'offline EdDSA signing',
+    'offline RS256 signing',
+    'token EdDSA signing',
+    'token RS256 signing',
+  ]);
+  for (const key of first) {
+    assert.deepEqual(Object.keys(key).sort(), [
+      'activatesAt',
+      'algorithm',
+      'kid',
+      'publishedAt',
+      'purpose',
+      'state',
+      'unpublishAt',
+    ]);
+  }
+  const old = Object.fromEntries(
+    first.filter((key) => key.purpose === 'token').map((key) => [key.algorithm, key.kid]),
+  ) as Record<'RS256' | 'EdDSA', string>;
+
+  const { kids } = await keys.rotate('token');
+  let states = await stateOf();
+  for (const algorithm of ['RS256', 'EdDSA'] as const) {
+    assert.equal(states.get(kids[algorithm]), `token ${algorithm} pending`);
+    assert.equal(states.get(old[algorithm]), `token ${algorithm} signing`);
+    assert.equal(
+      (await keys.signingKey('token', algorithm))?.kid,
+      old[algorithm],
+      'the ring signs as listed',
+    );
+  }
+
+  clock.advance(ACTIVATION_DELAY_MS);
+  states = await stateOf();
+  for (const algorithm of ['RS256', 'EdDSA'] as const) {
+    assert.equal(states.get(kids[algorithm]), `token ${algorithm} signing`);
+    assert.equal(states.get(old[algorithm]), `token ${algorithm} verifying`);
+    assert.equal(
+      (await keys.signingKey('token', algorithm))?.kid,
+      kids[algorithm],
+      'the ring signs as listed',
+    );
+  }
+
+  clock.advance(DAY_MS + LEEWAY_MS + 1_000);
+  states = await stateOf();
+  for (const algorithm of ['RS256', 'EdDSA'] as const) {
+    assert.equal(states.get(kids[algorithm]), `token ${algorithm} signing`);
+    assert.equal(states.get(old[algorithm]), `token ${algorithm} retired`);
+    assert.equal(
+      (await keys.jwks()).keys.some((key) => key.kid === old[algorithm]),
+      false,
+      'a retired key has left the key set',
+    );
+  }
+  assert.deepEqual(
+    [...states.values()].filter((state) => state.startsWith('offline')).sort(),
+    ['offline EdDSA signing', 'offline RS256 signing'],
+    'the offline keys are left as they were',
+  );
+});

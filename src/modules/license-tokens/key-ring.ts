@@ -71,6 +71,24 @@ interface LoadedKey {
 export type KeyRing = ReturnType<typeof createKeyRing>;
 
 /**
+ * Where a key is in its life: published ahead of signing (`pending`), the one its purpose and
+ * algorithm sign with (`signing`), replaced but still in the key set for what it signed
+ * (`verifying`), gone from the key set (`retired`).
+ */
+export type KeyState = 'pending' | 'signing' | 'verifying' | 'retired';
+
+/** A key as the operator sees it (`licensing keys list`): no private part. */
+export interface KeyListing {
+  kid: string;
+  purpose: SigningKeyPurpose;
+  algorithm: SigningAlgorithm;
+  publishedAt: Date;
+  activatesAt: Date;
+  unpublishAt: Date | null;
+  state: KeyState;
+}
+
+/**
  * The signing keys, shared by every node through the database and cached in memory: token keys
  * sign license tokens and are rotated; the offline key signs license files and revocation lists
  * and stays, so machines that hold a copy of the key set keep trusting what it signs after a
@@ -165,6 +183,34 @@ export function createKeyRing({
     ): Promise<{ key: KeyObject; purpose: SigningKeyPurpose; algorithm: SigningAlgorithm } | null> {
       const found = (await keys()).find((key) => key.kid === kid);
       return found ? { key: found.publicKey, purpose: found.purpose, algorithm: found.algorithm } : null;
+    },
+
+    /**
+     * Every key, retired ones too, with its dates and its state now, oldest activation first.
+     * Read from the database rather than the cache, and without the private keys.
+     */
+    async list(): Promise<KeyListing[]> {
+      const now = clock.now();
+      const rows = await store.describeKeys(db, now);
+      // The newest activated key of a purpose and algorithm signs, as signingKey() picks it.
+      const signing = new Map<string, string>();
+      for (const row of rows) {
+        if (row.published && row.activates_at <= now) signing.set(`${row.purpose} ${row.algorithm}`, row.kid);
+      }
+      const stateOf = (row: (typeof rows)[number]): KeyState => {
+        if (!row.published) return row.published_at > now ? 'pending' : 'retired';
+        if (row.activates_at > now) return 'pending';
+        return signing.get(`${row.purpose} ${row.algorithm}`) === row.kid ? 'signing' : 'verifying';
+      };
+      return rows.map((row) => ({
+        kid: row.kid,
+        purpose: row.purpose,
+        algorithm: row.algorithm,
+        publishedAt: row.published_at,
+        activatesAt: row.activates_at,
+        unpublishAt: row.unpublish_at,
+        state: stateOf(row),
+      }));
     },
 
     async jwks(): Promise<{ keys: PublicJwk[] }> {

@@ -1,24 +1,49 @@
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Db, Executor } from '../../platform/db/database.js';
-import type { SigningAlgorithm, SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
+import type { Schema, SigningAlgorithm, SigningKeyPurpose, SigningKeyRow } from '../../platform/db/schema.js';
 
 /**
- * Keys still published at `now` (in the JWKS), oldest activation first (keys activated together,
- * one of each algorithm, by kid: every node serves one order): not yet retired, or still vouching
- * for an unexpired license file (license_file_keys, migration 0017).
+ * Whether a key is published at `now` (in the JWKS): published by then, and not yet retired or
+ * still vouching for an unexpired license file (license_file_keys, migration 0017).
+ */
+function isPublished(eb: ExpressionBuilder<Schema, 'signing_keys'>, now: Date) {
+  return eb.and([
+    eb('published_at', '<=', now),
+    eb.or([
+      eb('unpublish_at', 'is', null),
+      eb('unpublish_at', '>', now),
+      sql<boolean>`exists (select 1 from license_file_keys f where f.kid = signing_keys.kid and f.files_valid_until > ${now})`,
+    ]),
+  ]);
+}
+
+/**
+ * Keys still published at `now`, oldest activation first (keys activated together, one of each
+ * algorithm, by kid: every node serves one order).
  */
 export function publishedKeys(executor: Executor, now: Date): Promise<SigningKeyRow[]> {
   return executor
     .selectFrom('signing_keys')
     .selectAll()
-    .where('published_at', '<=', now)
-    .where((eb) =>
-      eb.or([
-        eb('unpublish_at', 'is', null),
-        eb('unpublish_at', '>', now),
-        sql<boolean>`exists (select 1 from license_file_keys f where f.kid = signing_keys.kid and f.files_valid_until > ${now})`,
-      ]),
-    )
+    .where((eb) => isPublished(eb, now))
+    .orderBy('activates_at')
+    .orderBy('kid')
+    .execute();
+}
+
+/** Every key, retired ones too, in publishedKeys' order: its dates and whether it is published, never its private part. */
+export function describeKeys(executor: Executor, now: Date) {
+  return executor
+    .selectFrom('signing_keys')
+    .select((eb) => [
+      'kid',
+      'purpose',
+      'algorithm',
+      'published_at',
+      'activates_at',
+      'unpublish_at',
+      isPublished(eb, now).as('published'),
+    ])
     .orderBy('activates_at')
     .orderBy('kid')
     .execute();
