@@ -113,6 +113,9 @@ export async function serve(env: Record<string, string | undefined>) {
       PAY_PORT: String(payPort),
       HEALTH_PORT: String(healthPort),
       HOST: '127.0.0.1',
+      // One issuer for every node and restart, as a deployment behind one public address has
+      // (its default follows PORT, which differs from process to process here).
+      LICENSE_TOKEN_ISSUER: 'http://licensing.test/v1',
       ...env,
     };
     const proc = runCli(['serve'], settings);
