@@ -40,7 +40,7 @@ test('a start that fails part-way (its port is taken) closes what it opened', {
         JOBS: 'on',
         PORT: String((taken.address() as AddressInfo).port),
       }),
-      /EADDRINUSE/,
+      { code: 'EADDRINUSE', message: /^PORT: .* is already in use/ },
     );
     // Left open, the listening connection would hold the process for good.
     let open = await sessionsOn(process.env.DATABASE_URL as string, name);

@@ -623,6 +623,8 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
         .selectFrom('events')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('type', '=', 'subscription.canceled')
+        // The seller's own event; the product's merchant webhook gets one of its own.
+        .where('audience', '=', 'core')
         .where('user_id', '=', ctx.seller.user.id)
         .executeTakeFirstOrThrow();
       return Number(row.n);
