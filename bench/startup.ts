@@ -4,10 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { freePorts } from '../src/testing/free-ports.js';
 import { type Figure, median, ROUNDS } from './lib.js';
-import type { StorageKind } from './storage.js';
+import { admin, type StorageKind } from './storage.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FLOOR = 'a bare Node.js HTTP server, to its first answer (baseline)';
@@ -127,16 +126,6 @@ async function emptyStore(kind: StorageKind, scratch: string): Promise<EmptyStor
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function admin(server: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: server });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Milliseconds from spawning `npm start` to its first answer; the service is stopped after. */

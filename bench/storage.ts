@@ -62,7 +62,8 @@ export async function openStorage(kind: StorageKind, label: string): Promise<Ben
   };
 }
 
-async function admin(server: string, statement: string): Promise<void> {
+/** One statement on the server's maintenance connection (create or drop a scratch database). */
+export async function admin(server: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: server });
   await client.connect();
   try {
