@@ -294,7 +294,7 @@ function startLoad(deployment: Deployment, shop: { productId: string; keys: stri
       if (!intent) continue;
       const paid = await attempt(
         'payment confirmation',
-        () => confirmPurchase({ api }, intent.body, GOOD_CARD),
+        () => confirmPurchase({ api }, intent.body, GOOD_CARD, options),
         (res) => res.status === 200 && res.body.transactionStatus === 'paid' && Boolean(res.body.licenseKey),
       );
       if (!paid) continue;
@@ -395,7 +395,8 @@ async function inThePool(deployment: Deployment, node: Node): Promise<boolean> {
 
 /** Requests the node has answered since it started, read from its Prometheus endpoint. */
 async function requestsServed(node: Node, deployment: Deployment): Promise<number> {
-  const text = await (await fetch(`http://${node.host}:${deployment.metricsPort}/metrics`)).text();
+  const metrics = `http://${node.host}:${deployment.metricsPort}/metrics`;
+  const text = await (await fetch(metrics, { signal: AbortSignal.timeout(10_000) })).text();
   return text
     .split('\n')
     .filter((line) => line.startsWith('licensing_http_request_duration_seconds_count'))

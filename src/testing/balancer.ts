@@ -64,7 +64,8 @@ export async function startHaproxy(
     output += chunk;
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const servers = async () => parseStats(await (await fetch(`${statsUrl}/stats;csv`)).text());
+  const servers = async () =>
+    parseStats(await (await fetch(`${statsUrl}/stats;csv`, { signal: AbortSignal.timeout(10_000) })).text());
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;

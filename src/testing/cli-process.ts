@@ -108,7 +108,7 @@ export async function crash(proc: CliProcess): Promise<void> {
 export async function serve(env: Record<string, string | undefined>) {
   for (let attempt = 1; ; attempt++) {
     const [port, payPort, healthPort] = (await freePorts(3)) as [number, number, number];
-    const settings = {
+    const settings: Record<string, string | undefined> = {
       PORT: String(port),
       PAY_PORT: String(payPort),
       HEALTH_PORT: String(healthPort),
@@ -119,12 +119,27 @@ export async function serve(env: Record<string, string | undefined>) {
       ...env,
     };
     const proc = runCli(['serve'], settings);
-    const origin = (value: string | undefined) => `http://127.0.0.1:${value}`;
-    const health = settings.HEALTH_PORT === 'off' ? null : origin(settings.HEALTH_PORT);
-    const answering = [origin(settings.PORT), origin(settings.PAY_PORT), ...(health ? [health] : [])];
+    // Where the process listens: HOST (the probe listener HEALTH_HOST, or HOST), a wildcard
+    // address reached on loopback.
+    const origin = (host: string | undefined, port: string | undefined) =>
+      `http://${!host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
+    const health =
+      settings.HEALTH_PORT === 'off'
+        ? null
+        : origin(settings.HEALTH_HOST ?? settings.HOST, settings.HEALTH_PORT);
+    const answering = [
+      origin(settings.HOST, settings.PORT),
+      origin(settings.HOST, settings.PAY_PORT),
+      ...(health ? [health] : []),
+    ];
     try {
       await untilAnswering(proc, answering);
-      return { proc, api: origin(settings.PORT), pay: origin(settings.PAY_PORT), health };
+      return {
+        proc,
+        api: origin(settings.HOST, settings.PORT),
+        pay: origin(settings.HOST, settings.PAY_PORT),
+        health,
+      };
     } catch (error) {
       if (attempt < 3 && /already in use/.test(proc.output()) && !('PORT' in env)) continue;
       throw error;
@@ -132,14 +147,27 @@ export async function serve(env: Record<string, string | undefined>) {
   }
 }
 
-/** Resolves once `GET /healthz` answers at every origin; rejects if the process ends first. */
+/** A start that takes longer than this is a hang (the slowest seen, on a loaded machine, took 20 s). */
+const START_DEADLINE_MS = 120_000;
+
+/**
+ * Resolves once `GET /healthz` answers at every origin; rejects if the process ends first, or
+ * if an origin does not answer within START_DEADLINE_MS (the process is then killed).
+ */
 async function untilAnswering(proc: CliProcess, origins: string[]): Promise<void> {
+  const deadline = Date.now() + START_DEADLINE_MS;
   for (const origin of origins) {
     for (;;) {
       if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
         throw new Error(`serve ended (${proc.child.exitCode}) before answering; output:\n${proc.output()}`);
       }
-      const answered = await fetch(`${origin}/healthz`).then(
+      if (Date.now() > deadline) {
+        proc.child.kill('SIGKILL');
+        throw new Error(
+          `serve did not answer at ${origin}/healthz within ${START_DEADLINE_MS} ms; output:\n${proc.output()}`,
+        );
+      }
+      const answered = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(5_000) }).then(
         () => true,
         () => false,
       );

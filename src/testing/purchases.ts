@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import Stripe from 'stripe';
 import type { FakeStripe } from './fake-stripe.js';
-import type { HttpClient, HttpResponse } from './http-client.js';
+import type { HttpClient, HttpResponse, RequestOptions } from './http-client.js';
 
 /** The card number the sandbox partner pays with (see the sandbox partner for the declining ones). */
 export const GOOD_CARD = '4242424242424242';
@@ -29,12 +29,17 @@ export function confirmPurchase(
   server: { api: HttpClient },
   intent: { paymentIntentId: string; clientSecret: string },
   testCard?: string,
+  options?: RequestOptions,
 ): Promise<HttpResponse> {
-  return server.api.post('/stripe/confirm-payment', {
-    paymentIntentId: intent.paymentIntentId,
-    clientSecret: intent.clientSecret,
-    ...(testCard ? { testCard } : {}),
-  });
+  return server.api.post(
+    '/stripe/confirm-payment',
+    {
+      paymentIntentId: intent.paymentIntentId,
+      clientSecret: intent.clientSecret,
+      ...(testCard ? { testCard } : {}),
+    },
+    options,
+  );
 }
 
 /** A purchase paid with the sandbox partner's good card: the intent and the 200 confirmation body. */
