@@ -8,6 +8,7 @@ import { askNewPassword, PasswordNotGiven } from './cli/password-prompt.js';
 import { formatTable, instant } from './cli/table.js';
 import { type Config, ConfigError, parseConfig } from './platform/config.js';
 import { createLog, type Log } from './platform/log.js';
+import { fromRoot } from './platform/project-root.js';
 import { lowerThreadPoolPriority } from './platform/thread-pool.js';
 
 // The app (Fastify, pg, http) is imported only once tracing, when configured, has started, so
@@ -17,8 +18,7 @@ const service = () => import('./app/service.js');
 const STOP_CLOSE_GRACE_MS = 10_000;
 /** The bounds registration puts on a password (users/schemas.ts). */
 const PASSWORD_LENGTH = { min: 8, max: 256 };
-/** The project's package.json, one folder up from src/cli.ts and dist/cli.js alike. */
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+const { version } = JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')) as {
   version: string;
 };
 

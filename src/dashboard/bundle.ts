@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { build } from 'esbuild';
+import { fromRoot } from '../platform/project-root.js';
 
 /**
  * The dashboard's front end, bundled in memory by esbuild. The entries are found from the project
@@ -8,9 +9,9 @@ import { build } from 'esbuild';
  * (npm start) and the suite's dist-test/run-<pid>/src/dashboard/bundle.js (whose app folder holds
  * links to the sources), so all run the same build from the same sources.
  */
-const APP = new URL('../../src/dashboard/app/', import.meta.url);
-const SCRIPT = fileURLToPath(new URL('main.tsx', APP));
-const STYLES = fileURLToPath(new URL('styles.css', APP));
+const APP = fromRoot('src', 'dashboard', 'app');
+const SCRIPT = path.join(APP, 'main.tsx');
+const STYLES = path.join(APP, 'styles.css');
 
 export interface Asset {
   body: string;

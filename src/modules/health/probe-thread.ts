@@ -1,8 +1,10 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { localOrigin } from '../../platform/http/local-origin.js';
 import type { Log } from '../../platform/log.js';
+import { fromRoot } from '../../platform/project-root.js';
 import { ProbeState, type Readiness } from './probe-state.js';
 import type { ProbeThreadData, ProbeThreadMessage } from './probe-thread-worker.js';
 
@@ -196,7 +198,11 @@ function startThread(
  */
 function workerEntry(): { filename: string | URL; eval: boolean } {
   const here = fileURLToPath(import.meta.url);
-  const file = pathToFileURL(path.join(path.dirname(here), `probe-thread-worker${path.extname(here)}`));
+  const beside = path.join(path.dirname(here), `probe-thread-worker${path.extname(here)}`);
+  // From dist/cli.bundle.js this module is no file of its own: the thread's file is in dist/.
+  const file = pathToFileURL(
+    fs.existsSync(beside) ? beside : fromRoot('dist', 'modules', 'health', 'probe-thread-worker.js'),
+  );
   if (path.extname(here) !== '.ts') return { filename: file, eval: false };
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
   return {

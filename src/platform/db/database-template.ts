@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fromRoot } from '../project-root.js';
 import { readMigrations } from './migration-files.js';
 
 /**
@@ -15,10 +15,7 @@ import { readMigrations } from './migration-files.js';
  *
  * The same path from src/ (tsx), dist/ (built) and the suite's mirror, whose dist is a link.
  */
-export const TEMPLATE_DIR = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../../dist/database-template',
-);
+export const TEMPLATE_DIR = fromRoot('dist', 'database-template');
 /** The file beside the cluster naming what it was built from (`templateKey`). */
 const KEY_FILE = 'key';
 

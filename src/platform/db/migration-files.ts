@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fromRoot } from '../project-root.js';
 
 /** The same folder from src/ (tsx), dist/ (compiled) and the suite's mirror (dist-test/run-<pid>/src). */
-export const MIGRATIONS_DIR = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../../migrations',
-);
+export const MIGRATIONS_DIR = fromRoot('migrations');
 
 export interface MigrationFile {
   version: string;

@@ -1,7 +1,8 @@
-import { createRequire } from 'node:module';
+import fs from 'node:fs';
 import swagger from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import Type from 'typebox';
+import { fromRoot } from '../../project-root.js';
 import type { HttpApp } from '../create-http-app.js';
 import type { AuthRequirement } from '../principal.js';
 import { ErrorBody, textResponse } from '../schemas.js';
@@ -87,7 +88,7 @@ const STATUS_TEXT: Record<string, string> = {
 };
 
 /** Where the package version is read from, in the source tree and in the build alike. */
-const packageVersion = (createRequire(import.meta.url)('../../../../package.json') as { version: string })
+const packageVersion = (JSON.parse(fs.readFileSync(fromRoot('package.json'), 'utf8')) as { version: string })
   .version;
 
 /** Our own schema keywords the validator reads (errorMessage) become descriptions in the document. */
