@@ -212,7 +212,7 @@ function pythonWith(modules: string): string | undefined {
 }
 
 describe('the Python SDK online, against a real service', () => {
-  test('verify, validate-hardware, seat checkout and checkin, the fetched key set and the service’s error codes', async (context) => {
+  test('verify, validate-hardware, seat checkout and checkin, usage consume, the fetched key set and the service’s error codes', async (context) => {
     const python3 = pythonWith('cryptography');
     if (python3 === undefined) {
       context.skip('python3 with its cryptography package is not installed (.ci/run installs both)');
@@ -224,6 +224,7 @@ describe('the Python SDK online, against a real service', () => {
       const license = await issueLicense(server, seller);
       const floating = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
       const seat = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
+      const usage = await issueLicense(server, seller, { maxUses: 5 });
       // Asynchronous: the service answers from this process while Python waits for it.
       const run = await promisify(execFile)(python3, ['-m', 'unittest', '-v', 'tests.test_live'], {
         cwd: PYTHON_PACKAGE(),
@@ -236,11 +237,12 @@ describe('the Python SDK online, against a real service', () => {
           LICENSING_LIVE_LICENSE_ID: license.id,
           LICENSING_LIVE_FLOATING_KEY: floating.key,
           LICENSING_LIVE_SEAT_KEY: seat.key,
+          LICENSING_LIVE_USAGE_KEY: usage.key,
         },
       }).catch((error: { stdout: string; stderr: string }) =>
         assert.fail(`${error.stdout}\n${error.stderr}`),
       );
-      assert.match(run.stderr, /Ran 6 tests/);
+      assert.match(run.stderr, /Ran 7 tests/);
       assert.doesNotMatch(run.stderr, /skipped/);
     } finally {
       await server.stop();

@@ -90,3 +90,22 @@ class LiveTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(URL, "no service: LICENSING_LIVE_URL is not set")
+class LiveUsageTest(unittest.TestCase):
+    def test_uses_are_consumed_all_or_none_and_a_repeated_call_counts_once(self) -> None:
+        client = LicensingClient(str(URL), retries=0)
+        app_id = os.environ["LICENSING_LIVE_APP_ID"]
+        key = os.environ["LICENSING_LIVE_USAGE_KEY"]
+        first = client.consume_usage(key, 3, app_id, idempotency_key="python-live-usage-1")
+        self.assertTrue(first["consumed"], first)
+        self.assertEqual((first["uses"], first["max_uses"], first["uses_remaining"]), (3, 5, 2))
+        repeated = client.consume_usage(key, 3, app_id, idempotency_key="python-live-usage-1")
+        self.assertEqual(repeated["uses"], 3, "the same Idempotency-Key counts once")
+        refused = client.consume_usage(key, 3, app_id)
+        self.assertFalse(refused["consumed"])
+        self.assertEqual(refused["code"], "usage_exhausted")
+        self.assertEqual(refused["uses"], 3, "a refused consume leaves the count as it was")
+        with self.assertRaises(TypeError):
+            client.consume_usage(key, 0, app_id)

@@ -1,5 +1,5 @@
 """The online calls client software makes, through the standard library's urllib: verify,
-validate-hardware, seat checkout (the heartbeat) and checkin. Every non-2xx answer becomes a
+validate-hardware, seat checkout (the heartbeat), checkin and usage consume. Every non-2xx answer becomes a
 LicensingApiError read from the service's error body ``{"error": {code, message, details,
 requestId}}``; no answer at all is status 0, code ``network_error``."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 import urllib.error
 import urllib.request
 from typing import Any, Dict, Optional
@@ -63,6 +64,25 @@ class LicensingClient:
         """POST /licenses/checkin: gives the seat back."""
         return self._post("/licenses/checkin", _body(key, app_id, hwuid, {}))
 
+    def consume_usage(
+        self,
+        key: str,
+        amount: int,
+        app_id: Optional[str] = None,
+        hwuid: Optional[str] = None,
+        *,
+        idempotency_key: Optional[str] = None,
+    ) -> JsonObject:
+        """POST /licenses/usage: consumes ``amount`` uses of the license's quota, all or none.
+        Answers ``consumed``, ``code`` when nothing was (``usage_exhausted``, ``no_usage_quota``,
+        …), and ``uses``, ``max_uses``, ``uses_remaining``, ``resets_at``. One Idempotency-Key
+        (yours, or one made for this call) goes with every retry, so a retried call counts once."""
+        if isinstance(amount, bool) or not isinstance(amount, int) or not 1 <= amount <= 1_000_000:
+            raise TypeError("amount: must be a whole number from 1 to 1000000")
+        body = _body(key, app_id, hwuid, {})
+        body["amount"] = amount
+        return self._post("/licenses/usage", body, idempotency_key or str(uuid.uuid4()))
+
     def seat(self, key: str, hwuid: str, app_id: str, interval_seconds: Optional[float] = None) -> SeatLease:
         """A seat for a ``with`` block: checked out, renewed in the background, given back on exit."""
         return SeatLease(self, key, hwuid, app_id, interval_seconds)
@@ -75,9 +95,11 @@ class LicensingClient:
             return answer
         return self._post(path, body)
 
-    def _post(self, path: str, body: JsonObject) -> JsonObject:
+    def _post(self, path: str, body: JsonObject, idempotency_key: Optional[str] = None) -> JsonObject:
         data = json.dumps(body).encode("utf-8")
         headers = {"accept": "application/json", "content-type": "application/json"}
+        if idempotency_key is not None:
+            headers["idempotency-key"] = idempotency_key
         attempt = 0
         while True:
             attempt += 1
