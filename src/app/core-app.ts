@@ -11,6 +11,7 @@ import {
 } from '../modules/licenses/index.js';
 import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
+import { registerReleaseRoutes } from '../modules/releases/index.js';
 import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import { registerWebhookRoutes, webhookReference } from '../modules/webhooks/index.js';
@@ -23,7 +24,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
   const reference = {
     title: 'Licensing service: core API',
     description:
-      'Sellers, apps, API keys, products, licenses and their verification, webhooks, payments and subscriptions. Paths are relative to {base_url}, which ends in /v1; the pages for people and the probes at the root name the origin as their server.',
+      'Sellers, apps, API keys, products, licenses and their verification, releases, webhooks, payments and subscriptions. Paths are relative to {base_url}, which ends in /v1; the pages for people and the probes at the root name the origin as their server.',
     serverUrl: config.apiBaseUrl,
     serverDescription: '{base_url}: the core API, version 1',
     originUrl: config.publicOrigin,
@@ -47,6 +48,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerPaymentRoutes(api, modules.payments, { checkoutRateLimit: config.checkoutRateLimit });
     registerSubscriptionRoutes(api, modules.subscriptions);
     registerAnalyticsRoutes(api, modules.analytics);
+    registerReleaseRoutes(api, modules.releases);
   });
   // Pages for people (outside /v1): they use the public API like any other client.
   app.register(async (root) => {

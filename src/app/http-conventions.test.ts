@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type RouteInfo, registeredRoutes } from '../platform/http/create-http-app.js';
 import {
@@ -228,6 +228,14 @@ const CREATES: Record<string, Creation> = {
     prepare: async () => (headers) =>
       server.api.post(`/apps/${seller.appId}/licenses`, {}, { token: seller.token, headers }),
     location: (license) => `/v1/apps/${seller.appId}/licenses/${license.id}`,
+    readWith: () => seller.token,
+  },
+  'core POST /v1/apps/:appId/releases': {
+    prepare: async () => {
+      const body = { version: `1.0.${randomInt(1_000_000_000)}` };
+      return (headers) => server.api.post(`/apps/${seller.appId}/releases`, body, { token: seller.token, headers });
+    },
+    location: (release) => `/v1/apps/${seller.appId}/releases/${release.id}`,
     readWith: () => seller.token,
   },
   'core POST /v1/webhooks': {

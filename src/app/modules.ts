@@ -25,6 +25,7 @@ import {
 import type { StripePartner } from '../modules/payments/stripe-partner.js';
 import { createPortalService } from '../modules/portal/index.js';
 import { createProductService } from '../modules/products/index.js';
+import { createReleaseService } from '../modules/releases/index.js';
 import {
   createRenewals,
   createSubscriptionService,
@@ -109,6 +110,7 @@ export function createModules({
     licenseChanges: verificationCache,
   });
   const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
+  const releases = createReleaseService({ db, clock, log, apps });
   const keyRing = createKeyRing({ db, clock, log, sealer: createKeySealer(signingKeyEncryptionKeys) });
   const signer = config.licenseTokens
     ? createTokenSigner({
@@ -219,6 +221,7 @@ export function createModules({
     apiKeys,
     products,
     licenses,
+    releases,
     keyRing,
     verification,
     offlineActivation,

@@ -33,6 +33,7 @@ interface Owned {
   deliveryId: string;
   orderId: string;
   subscriptionId: string;
+  releaseId: string;
 }
 
 type Entry =
@@ -101,6 +102,27 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `/v1/products/${o.productId}/license-policy/apply`,
   },
+  'core GET /v1/apps/:appId/releases': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}/releases` },
+  'core POST /v1/apps/:appId/releases': {
+    kind: 'resource',
+    path: (o) => `/v1/apps/${o.appId}/releases`,
+    body: { version: '9.9.9' },
+  },
+  'core GET /v1/apps/:appId/releases/:releaseId': { kind: 'resource', path: (o) => release(o) },
+  'core PATCH /v1/apps/:appId/releases/:releaseId': {
+    kind: 'resource',
+    path: (o) => release(o),
+    body: { notes: 'x' },
+  },
+  'core POST /v1/apps/:appId/releases/:releaseId/publish': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/publish`,
+  },
+  'core POST /v1/apps/:appId/releases/:releaseId/yank': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/yank`,
+  },
+  'core DELETE /v1/apps/:appId/releases/:releaseId': { kind: 'resource', path: (o) => release(o) },
   'core GET /v1/apps/:appId/licenses': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}/licenses` },
   'core POST /v1/apps/:appId/licenses': {
     kind: 'resource',
@@ -281,6 +303,7 @@ const ROUTES: Record<string, Entry> = {
 };
 
 const license = (o: Owned) => `/v1/apps/${o.appId}/licenses/${o.licenseId}`;
+const release = (o: Owned) => `/v1/apps/${o.appId}/releases/${o.releaseId}`;
 
 let server: TestServer;
 let owner: Seller;
@@ -310,6 +333,9 @@ before(async () => {
   const issued = (await server.api.post(`/apps/${app.id}/licenses`, {}, { token: owner.token })).expect(
     201,
   ).body;
+  const draft = (
+    await server.api.post(`/apps/${app.id}/releases`, { version: '1.0.0' }, { token: owner.token })
+  ).expect(201).body;
   // An app-bound endpoint, so the app's keys may address it and a sibling app's may not.
   const webhook = (
     await server.api.post(
@@ -363,6 +389,7 @@ before(async () => {
     licenseId: issued.id,
     webhookId: webhook.id,
     deliveryId: delivery.id,
+    releaseId: draft.id,
   };
 
   const sibling = await createApp(server, owner.token, 'Sibling');

@@ -29,6 +29,7 @@ export interface SellerEstate {
     transactionId: string;
     subscriptionId: string;
     disputeId: string;
+    releaseId: string;
   };
   secrets: {
     licenseKey: string;
@@ -49,6 +50,15 @@ export async function createSellerEstate(
   const app = await createApp(server, token, `App ${marker}`);
   const apiKey = await createApiKey(server, token, app.id, `Key ${marker}`);
   const pathKey = await createApiKey(server, token, app.id, `Addressed ${marker}`);
+  // Published, so each of its routes (publish, yank, change) has something to refuse a stranger.
+  const release = (
+    await server.api.post(
+      `/apps/${app.id}/releases`,
+      { version: '1.0.0', notes: `Notes ${marker}` },
+      { token },
+    )
+  ).expect(201).body;
+  (await server.api.post(`/apps/${app.id}/releases/${release.id}/publish`, {}, { token })).expect(200);
   const product = (
     await server.api.post(
       '/products',
@@ -176,6 +186,7 @@ export async function createSellerEstate(
       transactionId: intent.transactionId,
       subscriptionId: subscription.id,
       disputeId,
+      releaseId: release.id,
     },
     secrets: {
       licenseKey: license.key,
@@ -205,6 +216,7 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   orders: 'orderId',
   disputes: 'disputeId',
   subscriptions: 'subscriptionId',
+  releases: 'releaseId',
   // A buyer portal sign-in link's token: no estate holds one, so any id stands for an unknown token.
   'sign-in': 'licenseId',
 };
@@ -283,6 +295,7 @@ export async function snapshotRows(db: Db, userIds: readonly string[]): Promise<
     ['disputes', sql`user_id in ${users} or app_id in ${apps} or order_id in ${orders}`],
     ['events', sql`user_id in ${users} or app_id in ${apps}`],
     ['notifications', sql`to_user_id in ${users}`],
+    ['releases', sql`user_id in ${users} or app_id in ${apps}`],
   ];
   const selects = scopes.map(
     ([table, where]) =>

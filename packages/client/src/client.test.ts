@@ -82,6 +82,38 @@ describe('the typed API client', () => {
     assert.equal((await backend.licenses.seats(appId, pilot.id)).total, 0);
   });
 
+  test('drives an app’s releases: a draft, published, listed newest first, yanked; a draft deleted', async () => {
+    const key = await seller.apiKeys.create(appId, { name: 'ci' });
+    const ci = new LicensingClient({ baseUrl: origin(), token: key.key });
+    const first = await ci.releases.create(appId, { version: 'v1.9.0', notes: 'Stable' });
+    assert.deepEqual([first.version, first.channel, first.status], ['1.9.0', 'stable', 'draft']);
+    const beta = await ci.releases.create(appId, { version: '1.10.0-beta.1' });
+    assert.equal(beta.channel, 'beta');
+    const published = await ci.releases.publish(appId, first.id);
+    assert.equal(published.status, 'published');
+    assert.equal((await ci.releases.publish(appId, first.id)).publishedAt, published.publishedAt);
+    const listed = await ci.releases.list(appId);
+    assert.deepEqual(
+      listed.releases.map((release) => release.version),
+      ['1.10.0-beta.1', '1.9.0'],
+    );
+    assert.equal((await ci.releases.list(appId, { status: 'published' })).total, 1);
+    assert.equal(
+      (await ci.releases.update(appId, beta.id, { version: '1.10.0-rc.1', channel: 'rc' })).channel,
+      'rc',
+    );
+    assert.equal((await ci.releases.yank(appId, first.id)).status, 'yanked');
+    await ci.releases.remove(appId, beta.id);
+    await assert.rejects(
+      ci.releases.get(appId, beta.id),
+      (error: unknown) => error instanceof LicensingApiError && error.code === 'not_found',
+    );
+    await assert.rejects(
+      ci.releases.create(appId, { version: '1.9.0' }),
+      (error: unknown) => error instanceof LicensingApiError && error.code === 'release_exists',
+    );
+  });
+
   test('turns error answers into LicensingApiError with code, status and request id', async () => {
     await assert.rejects(
       seller.products.create({ name: 'Bad', price: -1, currency: 'USD', appId }),

@@ -1,4 +1,5 @@
 import { checkedKey, type RetryClass, type RetryOptions, requestJson } from './http.js';
+import type { Release, ReleaseChannel, ReleaseInput, ReleaseUpdateInput } from './release-types.js';
 import type {
   ApiKey,
   App,
@@ -267,6 +268,28 @@ export class LicensingClient {
      */
     activateOffline: (input: OfflineActivationInput) =>
       this.repeatable<OfflineActivation>('POST', '/licenses/offline-activations', input),
+  };
+
+  /** An app's releases: drafts, publishing and yanking (a session, or an API key of the app). */
+  readonly releases = {
+    list: (
+      appId: string,
+      query: { channel?: ReleaseChannel; status?: Release['status']; limit?: number; offset?: number } = {},
+    ) => this.get<Page<'releases', Release>>(`/apps/${seg(appId)}/releases`, query),
+    create: (appId: string, input: ReleaseInput, options?: CreateOptions) =>
+      this.create<Release>(`/apps/${seg(appId)}/releases`, input, options),
+    get: (appId: string, releaseId: string) =>
+      this.get<Release>(`/apps/${seg(appId)}/releases/${seg(releaseId)}`),
+    update: (appId: string, releaseId: string, input: ReleaseUpdateInput) =>
+      this.repeatable<Release>('PATCH', `/apps/${seg(appId)}/releases/${seg(releaseId)}`, input),
+    // Asked again, publish and yank answer the release unchanged, so a retry is safe.
+    publish: (appId: string, releaseId: string) =>
+      this.repeatable<Release>('POST', `/apps/${seg(appId)}/releases/${seg(releaseId)}/publish`),
+    yank: (appId: string, releaseId: string) =>
+      this.repeatable<Release>('POST', `/apps/${seg(appId)}/releases/${seg(releaseId)}/yank`),
+    /** Deletes a draft; a published release is yanked instead. */
+    remove: (appId: string, releaseId: string) =>
+      this.once<void>('DELETE', `/apps/${seg(appId)}/releases/${seg(releaseId)}`),
   };
 }
 

@@ -27,6 +27,7 @@ export {
   type VerifyLicenseFileOptions,
   verifyLicenseFile,
 } from './license-file.js';
+export type * from './release-types.js';
 export { type ResponseInfo, responseInfo } from './response-info.js';
 export { fetchKeySet, LicenseTokenVerifier, type LicenseTokenVerifierOptions } from './token-verifier.js';
 export type * from './types.js';

@@ -60,7 +60,7 @@ export function registerAppRoutes(app: HttpApp, apps: AppService): void {
       tags: ['apps'],
       params: AppParams,
       response: { 204: noContent('The app is deleted') },
-      errors: { app_in_use: 'products or licenses still belong to the app' },
+      errors: { app_in_use: 'products, licenses or releases still belong to the app' },
     },
     handler: async (request, reply) => {
       await apps.remove(principalOf(request), request.params.appId);

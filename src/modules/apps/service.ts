@@ -137,7 +137,7 @@ export function createAppService({ db, clock, log, licenseChanges }: AppServiceD
         if (!isStillReferenced(error)) throw error;
         throw new AppError(
           'app_in_use',
-          'This app still has products or licenses; delete or move them first',
+          'This app still has products, licenses or releases; delete or move them first',
         );
       }
       log.info({ appId, userId: principal.userId }, 'app.deleted');

@@ -27,6 +27,23 @@ const License = Type.Object(
   { description: 'The license as it is after the change' },
 );
 
+const Release = Type.Object(
+  {
+    id: Uuid,
+    appId: Uuid,
+    version: Type.String({ description: 'Semantic version' }),
+    channel: Type.Enum(['stable', 'rc', 'beta', 'alpha', 'dev']),
+    status: Type.Enum(['draft', 'published', 'yanked']),
+    notes: Type.String(),
+    requiredFeatures: Type.Array(Type.String()),
+    publishedAt: NullableTimestamp,
+    yankedAt: NullableTimestamp,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { description: 'The release as it is after the change' },
+);
+
 const SeatAcquired = Type.Object({
   licenseId: Uuid,
   licenseKey: Type.String(),
@@ -197,6 +214,14 @@ export const EVENT_DATA = {
   },
   'user.registered': { schema: UserRegistered, when: 'An account was created (to admins’ endpoints).' },
   'app.created': { schema: AppCreated, when: 'The seller created an app.' },
+  'release.published': {
+    schema: Release,
+    when: 'A release was published: clients on its channel (and less stable ones) are offered it.',
+  },
+  'release.yanked': {
+    schema: Release,
+    when: 'A published release was yanked: it is offered to no client again.',
+  },
   'order.paid': {
     schema: OrderPaid,
     when: 'An order was paid: a purchase (card, sandbox or crypto) or a subscription’s renewal charge.',

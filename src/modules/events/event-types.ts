@@ -28,6 +28,8 @@ export const EVENT_TYPES = [
   'license.usage.exhausted',
   'user.registered',
   'app.created',
+  'release.published',
+  'release.yanked',
   ...COMMERCE_EVENT_TYPES,
 ] as const;
 

@@ -429,6 +429,27 @@ export interface IdempotencyKeysTable {
   created_at: Date;
 }
 
+export type ReleaseChannel = 'stable' | 'rc' | 'beta' | 'alpha' | 'dev';
+export type ReleaseStatus = 'draft' | 'published' | 'yanked';
+
+/** A version of the seller's software (migration 0032). */
+export interface ReleasesTable {
+  id: string;
+  user_id: string;
+  app_id: string;
+  version: string;
+  /** Semantic versioning's precedence as a byte-ordered string (releases/version-order.ts). */
+  version_order: string;
+  channel: ReleaseChannel;
+  status: ColumnType<ReleaseStatus, ReleaseStatus | undefined, ReleaseStatus>;
+  notes: ColumnType<string, string | undefined, string>;
+  required_features: ColumnType<string[], string[] | undefined, string[]>;
+  published_at: NullableTimestamp;
+  yanked_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -455,6 +476,7 @@ export interface Schema {
   idempotency_keys: IdempotencyKeysTable;
   portal_sign_in_links: PortalSignInLinksTable;
   portal_sessions: PortalSessionsTable;
+  releases: ReleasesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -463,6 +485,7 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ProductRow = Selectable<ProductsTable>;
 export type NewProductRow = Insertable<ProductsTable>;
 export type LicenseRow = Selectable<LicensesTable>;
+export type ReleaseRow = Selectable<ReleasesTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

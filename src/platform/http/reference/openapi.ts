@@ -66,6 +66,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'api-keys': 'Keys a seller’s backend authenticates with, one app each.',
   products: 'What a seller sells: price, billing and checkout settings.',
   licenses: 'License keys, devices, verification and signed license tokens.',
+  releases: 'Versions of the seller’s software on channels: drafts, publishing and yanking.',
   webhooks: 'Outbound webhook endpoints and their delivery logs.',
   events: 'What your webhook endpoints receive: one delivery per event, in the document’s `webhooks`.',
   payments: 'Card payments on the core address (the partner’s name is in the path).',

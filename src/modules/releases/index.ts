@@ -1,0 +1,2 @@
+export { registerReleaseRoutes } from './routes.js';
+export { createReleaseService, type ReleaseService, toRelease } from './service.js';

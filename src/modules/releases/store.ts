@@ -1,0 +1,113 @@
+import type { Executor } from '../../platform/db/database.js';
+import type { ReleaseChannel, ReleaseRow, ReleaseStatus } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/schemas.js';
+
+export interface NewRelease {
+  id: string;
+  userId: string;
+  appId: string;
+  version: string;
+  versionOrder: string;
+  channel: ReleaseChannel;
+  notes: string;
+  requiredFeatures: string[];
+  now: Date;
+}
+
+/** The new release, or undefined when the app has a release of that version already. */
+export function insertRelease(executor: Executor, release: NewRelease): Promise<ReleaseRow | undefined> {
+  return executor
+    .insertInto('releases')
+    .values({
+      id: release.id,
+      user_id: release.userId,
+      app_id: release.appId,
+      version: release.version,
+      version_order: release.versionOrder,
+      channel: release.channel,
+      notes: release.notes,
+      required_features: release.requiredFeatures,
+      created_at: release.now,
+      updated_at: release.now,
+    })
+    .onConflict((oc) => oc.columns(['app_id', 'version_order']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function findRelease(
+  executor: Executor,
+  appId: string,
+  releaseId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ReleaseRow | undefined> {
+  let query = executor
+    .selectFrom('releases')
+    .selectAll()
+    .where('app_id', '=', appId)
+    .where('id', '=', releaseId);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export interface ReleaseFilter {
+  channel?: ReleaseChannel;
+  status?: ReleaseStatus;
+}
+
+/** An app's releases, newest version first. */
+export async function listReleases(executor: Executor, appId: string, filter: ReleaseFilter, page: Page) {
+  let query = executor.selectFrom('releases').where('app_id', '=', appId);
+  if (filter.channel) query = query.where('channel', '=', filter.channel);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const [rows, total] = await Promise.all([
+    query.selectAll().orderBy('version_order', 'desc').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.total) };
+}
+
+export interface ReleaseChanges {
+  version?: string;
+  versionOrder?: string;
+  channel?: ReleaseChannel;
+  notes?: string;
+  requiredFeatures?: string[];
+  status?: ReleaseStatus;
+  publishedAt?: Date;
+  yankedAt?: Date;
+  now: Date;
+}
+
+/** The release changed, or undefined when the new version is taken by another of the app's releases. */
+export async function updateRelease(
+  executor: Executor,
+  releaseId: string,
+  changes: ReleaseChanges,
+): Promise<ReleaseRow | undefined> {
+  try {
+    return await executor
+      .updateTable('releases')
+      .set({
+        ...(changes.version !== undefined ? { version: changes.version } : {}),
+        ...(changes.versionOrder !== undefined ? { version_order: changes.versionOrder } : {}),
+        ...(changes.channel !== undefined ? { channel: changes.channel } : {}),
+        ...(changes.notes !== undefined ? { notes: changes.notes } : {}),
+        ...(changes.requiredFeatures !== undefined ? { required_features: changes.requiredFeatures } : {}),
+        ...(changes.status !== undefined ? { status: changes.status } : {}),
+        ...(changes.publishedAt !== undefined ? { published_at: changes.publishedAt } : {}),
+        ...(changes.yankedAt !== undefined ? { yanked_at: changes.yankedAt } : {}),
+        updated_at: changes.now,
+      })
+      .where('id', '=', releaseId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '23505') return undefined;
+    throw error;
+  }
+}
+
+export async function deleteRelease(executor: Executor, releaseId: string): Promise<void> {
+  await executor.deleteFrom('releases').where('id', '=', releaseId).execute();
+}
