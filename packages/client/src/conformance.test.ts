@@ -218,8 +218,19 @@ describe('conformance vectors', () => {
 
 const GO_PACKAGE = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../go');
 
-/** The module has no dependency: nothing is fetched, and the installed toolchain is the one used. */
-const GO_ENV = () => ({ ...process.env, GOPROXY: 'off', GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' });
+/**
+ * The module has no dependency: nothing is fetched, and the installed toolchain is the one used.
+ * go needs a build cache; a CI job without HOME gets one in the temporary folder.
+ */
+const GO_ENV = () => ({
+  ...process.env,
+  GOPROXY: 'off',
+  GOFLAGS: '-mod=mod',
+  GOTOOLCHAIN: 'local',
+  ...(process.env.HOME || process.env.XDG_CACHE_HOME || process.env.GOCACHE
+    ? {}
+    : { GOCACHE: path.join(os.tmpdir(), 'go-build-cache') }),
+});
 
 function goInstalled(): boolean {
   return spawnSync('go', ['version']).status === 0;
