@@ -21,10 +21,12 @@ import {
   verifyWebhook,
   WebhookVerificationError,
 } from './index.js';
+import { machineFingerprint } from './machine-fingerprint.js';
 
 /**
  * The conformance suite (packages/conformance): vectors the real service writes at the start of
- * the run, the verdict this SDK reaches on each, and the Python SDK's verdicts on the same files.
+ * the run, the verdict this SDK reaches on each, and the Python and Go SDKs' verdicts on the same
+ * files.
  */
 let dir: string;
 let vectors: Vector[];
@@ -196,7 +198,43 @@ describe('conformance vectors', () => {
     }
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
   });
+
+  test('the Go SDK reaches every verdict, and go vet is clean', (context) => {
+    if (!goInstalled()) {
+      context.skip('go is not installed (.ci/run installs golang-go)');
+      return;
+    }
+    const vet = spawnSync('go', ['vet', './...'], { cwd: GO_PACKAGE(), encoding: 'utf8', env: GO_ENV() });
+    assert.equal(vet.status, 0, `${vet.stdout}\n${vet.stderr}`);
+    const run = spawnSync('go', ['test', '-count=1', '-v', './...'], {
+      cwd: GO_PACKAGE(),
+      encoding: 'utf8',
+      env: { ...GO_ENV(), CONFORMANCE_VECTORS: dir },
+    });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout + run.stderr, /conformance: \d+ vectors, 0 wrong/);
+  });
 });
+
+const GO_PACKAGE = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../go');
+
+/**
+ * The module has no dependency: nothing is fetched, and the installed toolchain is the one used.
+ * go needs a build cache; a CI job without HOME gets one in the temporary folder.
+ */
+const GO_ENV = () => ({
+  ...process.env,
+  GOPROXY: 'off',
+  GOFLAGS: '-mod=mod',
+  GOTOOLCHAIN: 'local',
+  ...(process.env.HOME || process.env.XDG_CACHE_HOME || process.env.GOCACHE
+    ? {}
+    : { GOCACHE: path.join(os.tmpdir(), 'go-build-cache') }),
+});
+
+function goInstalled(): boolean {
+  return spawnSync('go', ['version']).status === 0;
+}
 
 const PYTHON_PACKAGE = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../python');
 
@@ -244,6 +282,45 @@ describe('the Python SDK online, against a real service', () => {
       );
       assert.match(run.stderr, /Ran 7 tests/);
       assert.doesNotMatch(run.stderr, /skipped/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('the Go SDK online, against a real service', () => {
+  test('verify, validate-hardware, seats with a heartbeat, usage consume, the revocation list, the device id and the service’s error codes', async (context) => {
+    if (!goInstalled()) {
+      context.skip('go is not installed (.ci/run installs golang-go)');
+      return;
+    }
+    const server = await startTestServer();
+    try {
+      const seller = await sellerWithApp(server);
+      const license = await issueLicense(server, seller);
+      const floating = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
+      const seat = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
+      const usage = await issueLicense(server, seller, { maxUses: 3 });
+      // Asynchronous: the service answers from this process while the Go tests wait for it.
+      const run = await promisify(execFile)('go', ['test', '-count=1', '-v', '-run', '^TestLive', '.'], {
+        cwd: GO_PACKAGE(),
+        env: {
+          ...GO_ENV(),
+          LICENSING_LIVE_URL: server.service.coreUrl,
+          LICENSING_LIVE_APP_ID: seller.appId,
+          LICENSING_LIVE_KEY: license.key,
+          LICENSING_LIVE_LICENSE_ID: license.id,
+          LICENSING_LIVE_FLOATING_KEY: floating.key,
+          LICENSING_LIVE_SEAT_KEY: seat.key,
+          LICENSING_LIVE_USAGE_KEY: usage.key,
+          // The device id the TypeScript SDK computes here: Go's must be the same.
+          LICENSING_LIVE_FINGERPRINT: await machineFingerprint(seller.appId),
+        },
+      }).catch((error: { stdout: string; stderr: string }) =>
+        assert.fail(`${error.stdout}\n${error.stderr}`),
+      );
+      assert.equal(run.stdout.match(/^--- PASS: TestLive/gm)?.length, 9, run.stdout);
+      assert.doesNotMatch(run.stdout, /--- SKIP/);
     } finally {
       await server.stop();
     }
