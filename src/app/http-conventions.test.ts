@@ -233,7 +233,8 @@ const CREATES: Record<string, Creation> = {
   'core POST /v1/apps/:appId/releases': {
     prepare: async () => {
       const body = { version: `1.0.${randomInt(1_000_000_000)}` };
-      return (headers) => server.api.post(`/apps/${seller.appId}/releases`, body, { token: seller.token, headers });
+      return (headers) =>
+        server.api.post(`/apps/${seller.appId}/releases`, body, { token: seller.token, headers });
     },
     location: (release) => `/v1/apps/${seller.appId}/releases/${release.id}`,
     readWith: () => seller.token,
