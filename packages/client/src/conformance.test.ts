@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { issueLicense, sellerWithApp, startTestServer } from '../../../src/testing/harness.js';
+import { PGLITE_PASS_ONLY } from '../../../src/testing/store-pass.js';
 import { generateVectors } from '../../conformance/src/generate.js';
 import { VECTOR_KINDS, type Vector } from '../../conformance/src/vectors.js';
 import {
@@ -327,7 +328,7 @@ describe('the Go SDK online, against a real service', () => {
   });
 });
 
-describe('the Python package builds', () => {
+describe('the Python package builds', { skip: PGLITE_PASS_ONLY }, () => {
   test('a wheel and an sdist with the typed package in them', async (context) => {
     const python = pythonWith('build, setuptools');
     if (python === undefined) {
