@@ -11,7 +11,7 @@ import {
 } from '../modules/licenses/index.js';
 import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
-import { registerReleaseRoutes } from '../modules/releases/index.js';
+import { registerArtifactRoutes, registerReleaseRoutes } from '../modules/releases/index.js';
 import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import { registerWebhookRoutes, webhookReference } from '../modules/webhooks/index.js';
@@ -49,6 +49,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerSubscriptionRoutes(api, modules.subscriptions);
     registerAnalyticsRoutes(api, modules.analytics);
     registerReleaseRoutes(api, modules.releases);
+    registerArtifactRoutes(api, modules.artifacts);
   });
   // Pages for people (outside /v1): they use the public API like any other client.
   app.register(async (root) => {

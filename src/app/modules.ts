@@ -25,7 +25,11 @@ import {
 import type { StripePartner } from '../modules/payments/stripe-partner.js';
 import { createPortalService } from '../modules/portal/index.js';
 import { createProductService } from '../modules/products/index.js';
-import { createReleaseService } from '../modules/releases/index.js';
+import {
+  createArtifactService,
+  createLocalArtifactStore,
+  createReleaseService,
+} from '../modules/releases/index.js';
 import {
   createRenewals,
   createSubscriptionService,
@@ -111,6 +115,14 @@ export function createModules({
   });
   const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
   const releases = createReleaseService({ db, clock, log, apps });
+  const artifacts = createArtifactService({
+    db,
+    clock,
+    log,
+    apps,
+    blobs: createLocalArtifactStore(config.artifactDir),
+    maxBytes: config.artifactMaxBytes,
+  });
   const keyRing = createKeyRing({ db, clock, log, sealer: createKeySealer(signingKeyEncryptionKeys) });
   const signer = config.licenseTokens
     ? createTokenSigner({
@@ -222,6 +234,7 @@ export function createModules({
     products,
     licenses,
     releases,
+    artifacts,
     keyRing,
     verification,
     offlineActivation,

@@ -16,6 +16,10 @@ export interface Config {
   readonly payPublicUrl: string;
   /** Folder for embedded storage and generated secrets; 'memory:' keeps everything in memory. */
   readonly dataDir: string;
+  /** Where uploaded release artifacts are kept (ARTIFACT_DIR; DATA_DIR/artifacts by default). */
+  readonly artifactDir: string;
+  /** The largest artifact any seller may upload (ARTIFACT_MAX_BYTES, at most 2 GiB); tiers allow less. */
+  readonly artifactMaxBytes: number;
   /** Never read from the environment: see DatabaseSettings.memoryImage (the test suite's). */
   readonly memoryImage?: Blob;
   /**

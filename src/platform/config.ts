@@ -133,6 +133,14 @@ export function parseConfig(env: Env): Config {
       ? path.join(os.tmpdir(), 'licensing-outbox')
       : path.join(path.resolve(dataDir), 'outbox'));
 
+  // Uploaded release artifacts (content-addressed files); in memory, a folder of this process's own.
+  const artifactDir =
+    read('ARTIFACT_DIR') ??
+    (dataDir === IN_MEMORY_DATA_DIR
+      ? path.join(os.tmpdir(), `licensing-artifacts-${process.pid}`)
+      : path.join(path.resolve(dataDir), 'artifacts'));
+  const artifactMaxBytes = integer('ARTIFACT_MAX_BYTES', read('ARTIFACT_MAX_BYTES') ?? String(2 * 1024 ** 3), 1, 2 * 1024 ** 3);
+
   const stripeSecretKey = read('STRIPE_SECRET_KEY') ?? null;
   const stripePublishableKey = read('STRIPE_PUBLISHABLE_KEY') ?? null;
   if (stripeSecretKey !== null && stripePublishableKey === null && nodeEnv === 'production') {
@@ -190,6 +198,8 @@ export function parseConfig(env: Env): Config {
     apiBaseUrl: `${publicOrigin}/v1`,
     payPublicUrl,
     dataDir: dataDir === IN_MEMORY_DATA_DIR ? dataDir : path.resolve(dataDir),
+    artifactDir: path.resolve(artifactDir),
+    artifactMaxBytes,
     databaseTemplate:
       oneOf('DATABASE_TEMPLATE', read('DATABASE_TEMPLATE') ?? 'on', ['on', 'off'] as const) === 'on',
     databaseUrl,

@@ -37,6 +37,7 @@ export const ERROR_STATUS = {
   renewal_not_due: 409,
   idempotency_key_in_use: 409,
   release_exists: 409,
+  artifact_exists: 409,
   release_not_draft: 409,
   release_yanked: 409,
   payload_too_large: 413,

@@ -80,3 +80,31 @@ export const ReleaseList = Type.Object({
   limit: Type.Integer(),
   offset: Type.Integer(),
 });
+
+export const Artifact = Type.Object({
+  id: Uuid,
+  releaseId: Uuid,
+  filename: Type.String(),
+  platform: Nullable(Type.String({ description: 'null: every platform' })),
+  arch: Nullable(Type.String({ description: 'null: every architecture' })),
+  filetype: Type.String({ description: 'From the file name: exe, dmg, zip, tar.gz, appimage…; empty when it has none' }),
+  size: Type.Integer({ description: 'Bytes' }),
+  sha256: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
+  sha512: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
+  createdAt: Timestamp,
+});
+
+export const ArtifactList = Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer() });
+
+export const ArtifactParams = Type.Object(
+  { appId: Uuid, releaseId: Uuid, filename: Type.String({ minLength: 1, maxLength: 255 }) },
+  { additionalProperties: false },
+);
+
+export const ArtifactQuery = Type.Object(
+  {
+    platform: Type.Optional(Type.String({ maxLength: 32, description: 'linux, macos, windows…; omitted: every platform' })),
+    arch: Type.Optional(Type.String({ maxLength: 32, description: 'x64, arm64, universal…; omitted: every architecture' })),
+  },
+  { additionalProperties: false },
+);

@@ -1,5 +1,12 @@
+import type { Insertable } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
-import type { ReleaseChannel, ReleaseRow, ReleaseStatus } from '../../platform/db/schema.js';
+import type {
+  ReleaseArtifactRow,
+  ReleaseArtifactsTable,
+  ReleaseChannel,
+  ReleaseRow,
+  ReleaseStatus,
+} from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 
 export interface NewRelease {
@@ -110,4 +117,38 @@ export async function updateRelease(
 
 export async function deleteRelease(executor: Executor, releaseId: string): Promise<void> {
   await executor.deleteFrom('releases').where('id', '=', releaseId).execute();
+}
+
+export function findArtifact(
+  executor: Executor,
+  releaseId: string,
+  address: { filename: string; platform: string; arch: string },
+): Promise<ReleaseArtifactRow | undefined> {
+  return executor
+    .selectFrom('release_artifacts')
+    .selectAll()
+    .where('release_id', '=', releaseId)
+    .where('filename', '=', address.filename)
+    .where('platform', '=', address.platform)
+    .where('arch', '=', address.arch)
+    .executeTakeFirst();
+}
+
+export function listArtifacts(executor: Executor, releaseId: string): Promise<ReleaseArtifactRow[]> {
+  return executor
+    .selectFrom('release_artifacts')
+    .selectAll()
+    .where('release_id', '=', releaseId)
+    .orderBy('filename')
+    .orderBy('platform')
+    .orderBy('arch')
+    .execute();
+}
+
+export function insertArtifact(executor: Executor, row: Insertable<ReleaseArtifactsTable>): Promise<ReleaseArtifactRow> {
+  return executor.insertInto('release_artifacts').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteArtifact(executor: Executor, artifactId: string): Promise<void> {
+  await executor.deleteFrom('release_artifacts').where('id', '=', artifactId).execute();
 }

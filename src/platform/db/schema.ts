@@ -450,6 +450,23 @@ export interface ReleasesTable {
   updated_at: Timestamp;
 }
 
+/** A file of a release; its bytes are in the artifact store under `sha256` (migration 0033). */
+export interface ReleaseArtifactsTable {
+  id: string;
+  release_id: string;
+  user_id: string;
+  app_id: string;
+  filename: string;
+  platform: ColumnType<string, string | undefined, string>;
+  arch: ColumnType<string, string | undefined, string>;
+  filetype: string;
+  /** bigint: read it through Number() (a string from pg, a number from PGlite). */
+  size: ColumnType<string | number, number, number>;
+  sha256: string;
+  sha512: string;
+  created_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -477,6 +494,7 @@ export interface Schema {
   portal_sign_in_links: PortalSignInLinksTable;
   portal_sessions: PortalSessionsTable;
   releases: ReleasesTable;
+  release_artifacts: ReleaseArtifactsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -486,6 +504,7 @@ export type ProductRow = Selectable<ProductsTable>;
 export type NewProductRow = Insertable<ProductsTable>;
 export type LicenseRow = Selectable<LicensesTable>;
 export type ReleaseRow = Selectable<ReleasesTable>;
+export type ReleaseArtifactRow = Selectable<ReleaseArtifactsTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -1,0 +1,105 @@
+import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { principalOf } from '../../platform/http/principal.js';
+import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
+import { artifactPath } from './artifacts.js';
+import type { ArtifactService } from './artifacts.js';
+import { Artifact, ArtifactList, ArtifactParams, ArtifactQuery, ReleaseParams } from './schemas.js';
+
+const ARTIFACT = '/apps/:appId/releases/:releaseId/artifacts/:filename';
+
+/** A release's files: uploaded by the seller (a session, or a CI job with the app's API key). */
+export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService): void {
+  // The upload's body is the file itself, streamed to the store as it arrives: this route alone
+  // takes any content type and leaves the body unparsed.
+  app.register(async (plugin) => {
+    const scope = plugin as unknown as HttpApp;
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.put(ARTIFACT, {
+      config: {
+        auth: 'seller',
+        location: (artifact, params) =>
+          artifactPath({
+            app_id: String(params.appId),
+            release_id: String(params.releaseId),
+            filename: String(artifact.filename),
+            platform: String(artifact.platform ?? ''),
+            arch: String(artifact.arch ?? ''),
+          }),
+      },
+      schema: {
+        summary: 'Upload a release artifact (the raw bytes as the body)',
+        description:
+          'Streams the body to the artifact store, computing its size, SHA-256 and SHA-512; the artifact exists once every byte is stored (an interrupted upload leaves nothing). 201 for a new artifact; 200 when it replaces a draft’s file of the same name, platform and architecture, or repeats a published one’s exact bytes. Largest file: 100 MiB (free), 512 MiB (pro), 1 GiB (business), 2 GiB (enterprise), within the operator’s ARTIFACT_MAX_BYTES.',
+        tags: ['releases'],
+        params: ArtifactParams,
+        querystring: ArtifactQuery,
+        response: { 200: Artifact, 201: Artifact },
+        errors: {
+          ...APP_SCOPED,
+          artifact_exists: 'a published release has other bytes under this name, platform and architecture',
+          release_yanked: 'a yanked release takes no artifact',
+        },
+      },
+      handler: async (request, reply) => {
+        const declared = request.headers['content-length'];
+        const { artifact, created } = await artifacts.upload(
+          principalOf(request),
+          request.params.appId,
+          request.params.releaseId,
+          { filename: request.params.filename, ...request.query },
+          { stream: request.raw, declaredLength: declared === undefined ? null : Number(declared) },
+        );
+        return reply.status(created ? 201 : 200).send(artifact);
+      },
+    });
+  });
+
+  app.get('/apps/:appId/releases/:releaseId/artifacts', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'List a release’s artifacts',
+      tags: ['releases'],
+      params: ReleaseParams,
+      response: { 200: ArtifactList },
+      errors: APP_SCOPED,
+    },
+    handler: (request) => artifacts.list(principalOf(request), request.params.appId, request.params.releaseId),
+  });
+
+  app.get(ARTIFACT, {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Get a release artifact',
+      tags: ['releases'],
+      params: ArtifactParams,
+      querystring: ArtifactQuery,
+      response: { 200: Artifact },
+      errors: APP_SCOPED,
+    },
+    handler: (request) =>
+      artifacts.get(principalOf(request), request.params.appId, request.params.releaseId, {
+        filename: request.params.filename,
+        ...request.query,
+      }),
+  });
+
+  app.delete(ARTIFACT, {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Remove a draft release’s artifact',
+      tags: ['releases'],
+      params: ArtifactParams,
+      querystring: ArtifactQuery,
+      response: { 204: noContent('The artifact is removed') },
+      errors: { ...APP_SCOPED, release_not_draft: 'a published release keeps its artifacts' },
+    },
+    handler: async (request, reply) => {
+      await artifacts.remove(principalOf(request), request.params.appId, request.params.releaseId, {
+        filename: request.params.filename,
+        ...request.query,
+      });
+      return reply.status(204).send();
+    },
+  });
+}
