@@ -465,6 +465,14 @@ describe('the seller dashboard in a browser', () => {
     const table = page.getByRole('table', { name: 'Licenses' });
     const emails = async () => (await table.locator('tbody tr td:nth-child(2)').allTextContents()).join(' ');
     const sortButton = (name: string) => table.getByRole('columnheader', { name }).getByRole('button');
+    /** Waits until the column is sorted `direction` and the rows for that sort are shown. */
+    const sortedBy = async (list: Locator, name: string, direction: 'ascending' | 'descending') => {
+      await list
+        .getByRole('columnheader', { name })
+        .and(page.locator(`[aria-sort="${direction}"]`))
+        .waitFor();
+      await list.and(page.locator('[aria-busy="false"]')).waitFor();
+    };
     await page.getByText('3 licenses.').waitFor();
     // Across both apps, newest first.
     assert.equal(await emails(), 'cy@example.net bob@example.com Ann.Lee@Example.org');
@@ -476,26 +484,17 @@ describe('the seller dashboard in a browser', () => {
 
     await sortButton('Created').click();
     await page.waitForURL(/#\/licenses\?sort=createdAt$/);
-    await page
-      .getByRole('columnheader', { name: 'Created' })
-      .and(page.locator('[aria-sort="ascending"]'))
-      .waitFor();
+    await sortedBy(table, 'Created', 'ascending');
     assert.equal(await emails(), 'Ann.Lee@Example.org bob@example.com cy@example.net');
     await sortButton('E-mail').click();
     await page.waitForURL(/sort=email$/);
     await sortButton('E-mail').click();
     await page.waitForURL(/sort=-email$/);
-    await table
-      .getByRole('columnheader', { name: 'E-mail' })
-      .and(page.locator('[aria-sort="descending"]'))
-      .waitFor();
+    await sortedBy(table, 'E-mail', 'descending');
     assert.equal(await emails(), 'cy@example.net bob@example.com Ann.Lee@Example.org');
     await page.goBack();
     await page.waitForURL(/sort=email$/);
-    await table
-      .getByRole('columnheader', { name: 'E-mail' })
-      .and(page.locator('[aria-sort="ascending"]'))
-      .waitFor();
+    await sortedBy(table, 'E-mail', 'ascending');
     assert.equal(await emails(), 'Ann.Lee@Example.org bob@example.com cy@example.net');
 
     // Part of an address, in another case.
@@ -517,10 +516,7 @@ describe('the seller dashboard in a browser', () => {
     await page.getByText('1 license found.').waitFor();
     assert.equal(await form(page, 'Search licenses').getByLabel('Buyer e-mail').inputValue(), 'EXAMPLE.ORG');
     assert.equal(await emails(), 'Ann.Lee@Example.org');
-    await table
-      .getByRole('columnheader', { name: 'E-mail' })
-      .and(page.locator('[aria-sort="ascending"]'))
-      .waitFor();
+    await sortedBy(table, 'E-mail', 'ascending');
     const [download] = await Promise.all([page.waitForEvent('download'), exportLink.click()]);
     assert.equal(download.suggestedFilename(), 'licenses.csv');
     const csv = await new Promise<string>((resolve, reject) => {
@@ -560,17 +556,11 @@ describe('the seller dashboard in a browser', () => {
     assert.equal(await buyers(), 'big@example.com Small.Buyer@Example.org', 'newest first');
     await orders.getByRole('columnheader', { name: 'Amount' }).getByRole('button').click();
     await page.waitForURL(/#\/orders\?sort=-amount$/);
-    await orders
-      .getByRole('columnheader', { name: 'Amount' })
-      .and(page.locator('[aria-sort="descending"]'))
-      .waitFor();
+    await sortedBy(orders, 'Amount', 'descending');
     assert.equal(await buyers(), 'big@example.com Small.Buyer@Example.org');
     await orders.getByRole('columnheader', { name: 'Amount' }).getByRole('button').click();
     await page.waitForURL(/sort=amount$/);
-    await orders
-      .getByRole('columnheader', { name: 'Amount' })
-      .and(page.locator('[aria-sort="ascending"]'))
-      .waitFor();
+    await sortedBy(orders, 'Amount', 'ascending');
     assert.equal(await buyers(), 'Small.Buyer@Example.org big@example.com');
     const orderSearch = form(page, 'Search orders');
     await orderSearch.getByLabel('Buyer e-mail').fill('buyer@EXAMPLE');

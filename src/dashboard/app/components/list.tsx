@@ -60,12 +60,15 @@ export function ListTable<T>({
   empty,
   pager,
   sorting,
+  busy,
 }: {
   caption: string;
   rows: readonly T[];
   columns: readonly Column<T>[];
   /** Headings of columns with a `sort` become buttons that sort the list. */
   sorting?: Sorting;
+  /** The rows shown are being replaced (a new sort, filter or page is loading): aria-busy. */
+  busy?: boolean;
   /** The row's `id` when absent. */
   rowKey?(row: T): string;
   actions?(row: T): ComponentChildren;
@@ -77,7 +80,7 @@ export function ListTable<T>({
   return (
     <>
       <div class="table-scroll">
-        <table>
+        <table aria-busy={busy === undefined ? undefined : busy}>
           <caption class="visually-hidden">{caption}</caption>
           <thead>
             <tr>

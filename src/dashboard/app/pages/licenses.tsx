@@ -132,6 +132,7 @@ function AllLicenses({ apps }: { apps: App[] }) {
               <ListTable
                 caption="Licenses"
                 rows={page.licenses}
+                busy={licenses.loading}
                 sorting={{
                   sort: licenses.filter.sort || DEFAULT_SORT,
                   onSort: (sort) => licenses.filterBy({ sort }),

@@ -59,6 +59,7 @@ export function OrdersPage() {
             <ListTable
               caption="Orders"
               rows={page.orders}
+              busy={orders.loading}
               sorting={{
                 sort: orders.filter.sort || '-createdAt',
                 onSort: (sort) => orders.filterBy({ sort }),
