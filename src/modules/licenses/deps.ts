@@ -43,8 +43,11 @@ export interface VerificationDeps {
   signer: TokenSigner | null;
   denylist: TokenDenylist;
   jwksUri: string;
-  /** Tallies outcomes in memory for the admin analytics; it must not do I/O (hot path). */
-  counts: { count(appId: string, valid: boolean, at?: Date): void };
+  /**
+   * Tallies outcomes in memory for the admin analytics, and the license's last verification for
+   * its lastVerifiedAt; it must not do I/O (hot path).
+   */
+  counts: { count(appId: string, valid: boolean, at: Date, licenseId: string): void };
   /**
    * Every lookup of a key goes through it; it reads the store on a miss, and while the database
    * is away answers what it held (within its outage grace) or throws the failure (503).

@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { csvResponse, sendCsv } from '../../platform/http/csv.js';
 import { type IdempotentAnswer, idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { overNameLimit, perMinute } from '../../platform/http/rate-limit.js';
@@ -7,7 +8,9 @@ import { pageOf } from '../../platform/http/schemas.js';
 import { AppParams } from '../apps/index.js';
 import { verifyKeyLimitCeiling } from './key-rate-limit.js';
 import { verificationLimitKey } from './license-key.js';
+import { LICENSE_CSV_HEADER } from './lists.js';
 import {
+  AllLicensesQuery,
   CheckinResult,
   DeviceList,
   DeviceParams,
@@ -15,6 +18,7 @@ import {
   IntrospectResult,
   License,
   LicenseCreate,
+  LicenseExportQuery,
   LicenseList,
   LicenseListQuery,
   LicenseParams,
@@ -56,10 +60,48 @@ const LIFECYCLE = {
 } as const;
 
 export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): void {
+  app.get('/licenses', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'List your licenses across your apps',
+      description:
+        'The same filters, sort and answer as an app’s list, over all your apps (appId narrows it to one). An API key lists its own app’s licenses only, and naming another app answers 403. Newest first by default.',
+      tags: ['licenses'],
+      querystring: AllLicensesQuery,
+      response: { 200: LicenseList },
+      errors: { ...APP_SCOPED, not_found: 'appId names no app of yours' },
+    },
+    handler: (request) => {
+      const { limit, offset, ...filter } = request.query;
+      return licenses.listAll(principalOf(request), filter, pageOf({ limit, offset }));
+    },
+  });
+
+  app.get('/licenses/export.csv', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Export your licenses as CSV',
+      description: `Every license the list with the same filters and sort would show, without paging, streamed as CSV (RFC 4180, UTF-8, a header row) for a spreadsheet. Columns: ${LICENSE_CSV_HEADER.join(', ')}. A text cell starting with = + - @, a tab or a carriage return is prefixed with a single quote so a spreadsheet cannot run it as a formula.`,
+      tags: ['licenses'],
+      querystring: LicenseExportQuery,
+      response: { 200: csvResponse('The licenses as a CSV download (licenses.csv)') },
+      errors: { ...APP_SCOPED, not_found: 'appId names no app of yours' },
+    },
+    handler: async (request, reply) =>
+      sendCsv(
+        reply,
+        'licenses.csv',
+        LICENSE_CSV_HEADER,
+        await licenses.exportAll(principalOf(request), request.query),
+      ),
+  });
+
   app.get('/apps/:appId/licenses', {
     config: { auth: 'seller' },
     schema: {
       summary: 'List an app’s licenses',
+      description:
+        'Newest first unless `sort` names another order; `email` matches any part of the address, ignoring case.',
       tags: ['licenses'],
       params: AppParams,
       querystring: LicenseListQuery,

@@ -143,3 +143,22 @@ const refreshDevices = preparedStatement(
       )
       .select(['d.license_id', 'd.hwuid', 'd.name', 'd.platform']),
 );
+
+/**
+ * Moves each license's last_verified_at forward to the time given, never back (two nodes may
+ * flush out of order); licenses deleted since are skipped. The one write of the column: the
+ * verification counts' batched flush, off the request.
+ */
+export async function recordLastVerified(
+  executor: Executor,
+  verified: readonly { licenseId: string; at: Date }[],
+): Promise<void> {
+  await sql`
+    update licenses as l set last_verified_at = v.at
+    from unnest(
+      ${verified.map((entry) => entry.licenseId)}::uuid[],
+      ${verified.map((entry) => entry.at.toISOString())}::timestamptz[]
+    ) as v (id, at)
+    where l.id = v.id and (l.last_verified_at is null or l.last_verified_at < v.at)
+  `.execute(executor);
+}

@@ -159,6 +159,8 @@ export interface LicensesTable {
   check_in_days: ColumnType<number | null, number | null | undefined, number | null>;
   grace_days: ColumnType<number | null, number | null | undefined, number | null>;
   checked_in_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The last verification that found the license, as the batched counts flush wrote it (migration 0030). */
+  last_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   expiry_strategy: ColumnType<'restrict' | 'maintain_access', 'restrict' | 'maintain_access' | undefined>;
   /** A usage quota per period (null: none); uses counts the period begun at uses_period_start. */
   max_uses: ColumnType<number | null, number | null | undefined, number | null>;
