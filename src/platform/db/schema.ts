@@ -29,7 +29,7 @@ export interface AppsTable {
   description: ColumnType<string, string | undefined, string>;
   /** What signs the app's license tokens, license files and revocation lists (migration 0027). */
   token_algorithm: ColumnType<SigningAlgorithm, SigningAlgorithm | undefined, SigningAlgorithm>;
-  /** What license timelines keep of a client's address (migration 0030). */
+  /** What license timelines keep of a client's address (migration 0031). */
   client_addresses: ColumnType<ClientAddressPolicy, ClientAddressPolicy | undefined, ClientAddressPolicy>;
   created_at: Timestamp;
   updated_at: Timestamp;
