@@ -158,6 +158,10 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `${license(o)}/seats`,
   },
+  'core GET /v1/apps/:appId/licenses/:licenseId/events': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/events`,
+  },
   'core GET /v1/apps/:appId/licenses/:licenseId/usage': {
     kind: 'resource',
     path: (o) => `${license(o)}/usage`,

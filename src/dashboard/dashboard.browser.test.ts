@@ -280,10 +280,28 @@ describe('the seller dashboard in a browser', () => {
     await status(page).filter({ hasText: 'License suspended' }).waitFor();
     const licensePath = `/apps/${appId}/licenses/${license.id}`;
     assert.equal((await server.api.get(licensePath, { token: key })).body.status, 'suspended');
+    // A verification refused meanwhile, in the timeline once its batch is written.
+    const refused = (
+      await server.api.post('/licenses/verify', { key: licenseKey, hwuid: 'laptop-1' })
+    ).expect(200);
+    assert.equal(refused.body.code, 'license_suspended');
+    assert.equal(await server.service.modules.timelineJournal.flush(), true);
     await page.getByRole('button', { name: 'Reinstate' }).click();
     await status(page).filter({ hasText: 'License reinstated' }).waitFor();
     assert.equal((await server.api.get(licensePath, { token: key })).body.status, 'active');
-    await page.getByRole('row', { name: /laptop-1/ }).waitFor();
+    const timeline = page.getByRole('table', { name: 'Timeline' });
+    await timeline.getByRole('row', { name: /Reinstated/ }).waitFor();
+    await page.getByLabel('Only failures').check();
+    const failure = timeline.getByRole('row', { name: /refused license_suspended/ });
+    await failure.waitFor();
+    assert.match((await failure.textContent()) ?? '', /laptop-1/);
+    assert.equal(await timeline.getByRole('row').count(), 2, 'a header and the one failure');
+    await page.getByLabel('Only failures').uncheck();
+    await timeline.getByRole('row', { name: /Reinstated/ }).waitFor();
+    await page
+      .getByRole('table', { name: 'Devices' })
+      .getByRole('row', { name: /laptop-1/ })
+      .waitFor();
     await screenshot(page, 'dashboard-license');
     await page.getByRole('button', { name: 'Remove device laptop-1' }).click();
     await page

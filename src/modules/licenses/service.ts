@@ -5,6 +5,7 @@ import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/htt
 import type { Principal } from '../../platform/http/principal.js';
 import { requestInstant } from '../../platform/http/schemas.js';
 import { licenseLimits } from '../products/index.js';
+import { actorOf, BILLING, recordEntry } from '../timeline/index.js';
 import type { LicenseServiceDeps } from './deps.js';
 import { createDeviceAdmin } from './device-admin.js';
 import { createIssuing, refuseShapeMismatch } from './issuing.js';
@@ -66,7 +67,15 @@ export function createLicenseService(deps: LicenseServiceDeps) {
       const now = clock.now();
       const result = await db.transaction().execute(async (trx) => {
         const applied = await store.applyLimits(trx, productId, licenseLimits(terms.licensePolicy), now);
-        for (const row of applied.changed) await recordLicenseEvent(trx, 'license.updated', row, now);
+        for (const row of applied.changed) {
+          await recordLicenseEvent(trx, 'license.updated', row, now);
+          await recordEntry(trx, row, {
+            type: 'license.updated',
+            actor: actorOf(principal),
+            data: { cause: 'product_policy', productId },
+            occurredAt: now,
+          });
+        }
         if (applied.changed.length > 0) await cache.announceSeller(trx, principal.userId);
         return applied;
       });
@@ -90,6 +99,12 @@ export function createLicenseService(deps: LicenseServiceDeps) {
       const row = await store.extendExpiry(trx, licenseId, expiresAt, now);
       if (row) {
         await recordLicenseEvent(trx, 'license.updated', row, now);
+        await recordEntry(trx, row, {
+          type: 'license.renewed',
+          actor: BILLING,
+          data: { expiresAt: expiresAt.toISOString() },
+          occurredAt: now,
+        });
         await cache.announceLicense(trx, licenseId);
       }
       // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
@@ -134,6 +149,15 @@ export function createLicenseService(deps: LicenseServiceDeps) {
         const updated = await store.updateLicenseDetails(trx, license.id, changes, now);
         if (updated) {
           await recordLicenseEvent(trx, 'license.updated', updated, now);
+          await recordEntry(trx, updated, {
+            type: 'license.updated',
+            actor: actorOf(principal),
+            // The fields changed, not their values: metadata may hold what the seller keeps private.
+            data: {
+              fields: Object.keys(input).filter((field) => input[field as keyof typeof input] !== undefined),
+            },
+            occurredAt: now,
+          });
           await cache.announceLicense(trx, license.id);
         }
         return updated;
@@ -165,6 +189,11 @@ export function createLicenseService(deps: LicenseServiceDeps) {
         const row = await store.replaceKey(trx, license.id, generateLicenseKey(), now);
         if (!row) throw notFound('License');
         await recordLicenseEvent(trx, 'license.updated', row, now);
+        await recordEntry(trx, row, {
+          type: 'license.key_regenerated',
+          actor: actorOf(principal),
+          occurredAt: now,
+        });
         await cache.announceLicense(trx, row.id);
         if (product?.sendLicenseToCustomer && row.email && row.product_id)
           await store.queueNewKeyNotice(trx, {
@@ -172,6 +201,7 @@ export function createLicenseService(deps: LicenseServiceDeps) {
             productId: row.product_id,
             productName: product.name,
             licenseKey: row.key,
+            licenseId: row.id,
             now,
           });
         return toLicense(row);

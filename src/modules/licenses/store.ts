@@ -347,7 +347,14 @@ export function replaceKey(trx: Executor, licenseId: string, key: string, now: D
 /** The buyer's message with a license's new key, in the transaction that changed it. */
 export async function queueNewKeyNotice(
   trx: Executor,
-  notice: { email: string; productId: string; productName: string; licenseKey: string; now: Date },
+  notice: {
+    email: string;
+    productId: string;
+    productName: string;
+    licenseKey: string;
+    licenseId: string;
+    now: Date;
+  },
 ) {
   await trx
     .insertInto('notifications')
@@ -361,6 +368,7 @@ export async function queueNewKeyNotice(
         productName: notice.productName,
         buyerEmail: notice.email,
         licenseKey: notice.licenseKey,
+        licenseId: notice.licenseId,
       }),
       created_at: notice.now,
     })

@@ -55,8 +55,8 @@ const verificationLookup = preparedStatement('license_verification_many', ['keys
 );
 
 /**
- * The license, its product's features, its seller's tier and how its app's tokens are signed:
- * what the cache holds.
+ * The license, its product's features, its seller's tier, how its app's tokens are signed and
+ * what its timeline keeps of client addresses: what the cache holds.
  */
 const VERIFICATION_COLUMNS = [
   'l.id',
@@ -85,6 +85,8 @@ const VERIFICATION_COLUMNS = [
   'p.features as product_features',
   'u.tier',
   'a.token_algorithm',
+  // What the license's timeline keeps of a client's address.
+  'a.client_addresses',
 ] as const;
 
 /** The columns above for licenses whose seller is not deleted. */

@@ -87,6 +87,8 @@ export async function queuePurchaseNotices(
   order: OrderRow,
   details: {
     licenseKey: string;
+    /** The license the notices are about: its timeline records each one sent (mail/store.ts). */
+    licenseId: string;
     productName: string;
     sendToBuyer: boolean;
     /** The license replaced the buyer's trial: the buyer's message says its key replaces the trial's. */
@@ -103,6 +105,7 @@ export async function queuePurchaseNotices(
     amount: order.amount,
     currency: order.currency,
     buyerEmail: order.email,
+    licenseId: details.licenseId,
   };
   const withKey = JSON.stringify({ ...data, licenseKey: details.licenseKey });
   const toBuyer = details.replacesTrial
