@@ -13,6 +13,7 @@ import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
 import { registerArtifactRoutes, registerReleaseRoutes } from '../modules/releases/index.js';
 import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
+import { registerTimelineRoutes } from '../modules/timeline/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
 import { registerWebhookRoutes, webhookReference } from '../modules/webhooks/index.js';
 import type { HttpApp } from '../platform/http/create-http-app.js';
@@ -38,6 +39,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerApiKeyRoutes(api, modules.apiKeys);
     registerProductRoutes(api, modules.products);
     registerLicenseRoutes(api, modules.licenses);
+    registerTimelineRoutes(api, modules.timeline);
     registerVerificationRoutes(api, modules.verification, {
       verifyRateLimit: config.verifyRateLimit,
       verifyKeyRateLimit: config.verifyKeyRateLimit,

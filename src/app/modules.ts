@@ -35,6 +35,7 @@ import {
   createSubscriptionService,
   openSubscription,
 } from '../modules/subscriptions/index.js';
+import { createTimelineJournal, createTimelineService } from '../modules/timeline/index.js';
 import { createUserService, createUserTokenSigner } from '../modules/users/index.js';
 import { createDeliveryWorker, createSender, createWebhookService } from '../modules/webhooks/index.js';
 import type { Clock } from '../platform/clock.js';
@@ -143,6 +144,16 @@ export function createModules({
       : null,
   });
   const verificationCounts = createVerificationCounter({ db, clock, log });
+  // Client calls' timeline entries, held like the counts and written by the same kind of job.
+  const timelineJournal = createTimelineJournal({ db, clock, log });
+  const timeline = createTimelineService({
+    db,
+    clock,
+    log,
+    apps,
+    cursorSecret: sessionSecret,
+    retentionDays: config.licenseEventsRetentionDays,
+  });
   const verification = createVerification({
     db,
     clock,
@@ -153,6 +164,7 @@ export function createModules({
     counts: verificationCounts,
     cache: verificationCache,
     outcomes: metrics.verifyOutcome,
+    timeline: timelineJournal,
   });
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
@@ -240,6 +252,8 @@ export function createModules({
     offlineActivation,
     verificationCache,
     verificationCounts,
+    timeline,
+    timelineJournal,
     denylist,
     webhooks,
     payments,

@@ -123,6 +123,9 @@ const ROUTES: Record<string, Entry> = {
     path: (o) => `${release(o)}/yank`,
   },
   'core DELETE /v1/apps/:appId/releases/:releaseId': { kind: 'resource', path: (o) => release(o) },
+  // Across the seller's apps: appId narrows it, another seller's app answers 404 (lists.test.ts).
+  'core GET /v1/licenses': { kind: 'own' },
+  'core GET /v1/licenses/export.csv': { kind: 'own' },
   'core GET /v1/apps/:appId/licenses': { kind: 'resource', path: (o) => `/v1/apps/${o.appId}/licenses` },
   'core POST /v1/apps/:appId/licenses': {
     kind: 'resource',
@@ -154,6 +157,10 @@ const ROUTES: Record<string, Entry> = {
   'core GET /v1/apps/:appId/licenses/:licenseId/seats': {
     kind: 'resource',
     path: (o) => `${license(o)}/seats`,
+  },
+  'core GET /v1/apps/:appId/licenses/:licenseId/events': {
+    kind: 'resource',
+    path: (o) => `${license(o)}/events`,
   },
   'core GET /v1/apps/:appId/licenses/:licenseId/usage': {
     kind: 'resource',
@@ -247,6 +254,7 @@ const ROUTES: Record<string, Entry> = {
   'core POST /v1/transaction/status': { kind: 'own', body: { transaction: 'txn_x' } },
   'core POST /v1/transactions': { kind: 'own', body: { transactionsId: ['txn_x'], limits: 'all' } },
   'core GET /v1/orders': { kind: 'own' },
+  'core GET /v1/orders/export.csv': { kind: 'own' },
   // Disputes come from the card partner only; isolation is proven in stripe.test.ts.
   'core GET /v1/disputes': { kind: 'own' },
   'core GET /v1/disputes/:id': { kind: 'own' },

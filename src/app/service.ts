@@ -157,12 +157,17 @@ export async function startService(
     jobs.every('license.verify.count_flush', config.verificationFlushMs, () =>
       modules.verificationCounts.flush(),
     );
+    // The same for the timeline entries of this node's client calls (verifications and the rest).
+    jobs.every('license.timeline.flush', config.verificationFlushMs, () => modules.timelineJournal.flush());
     // Safe on any number of nodes at once; JOBS=off leaves them to other nodes.
     if (config.jobs) {
       jobs.every('license.expiry', config.expiryIntervalSeconds * 1000, () => modules.licenses.expireDue());
       jobs.every('license_token.denylist.purge', 60 * 60 * 1000, () => modules.denylist.purge());
       jobs.every('idempotency.keys.purge', 60 * 60 * 1000, () => modules.idempotency.purgeExpired());
       jobs.every('portal.sign_in.purge', 60 * 60 * 1000, () => modules.portal.purgeEnded());
+      jobs.every('license.timeline.purge', 60 * 60 * 1000, (stopping) =>
+        modules.timeline.purgeExpired(stopping),
+      );
       const deliverNow = jobs.every('webhook.delivery', config.webhookPollMs, (stopping) =>
         modules.deliveryWorker.runOnce(stopping),
       );
@@ -308,6 +313,8 @@ export async function startService(
             // Requests have drained: this writes the last verifications counted before closing.
             stopStage = 'verification counts';
             await modules.verificationCounts.flush();
+            stopStage = 'license timelines';
+            await modules.timelineJournal.flush();
             await closeModules(modules, startedRedis, (stage) => {
               stopStage = stage;
             });

@@ -247,7 +247,7 @@ describe('the seller dashboard in a browser', () => {
       await server.api.post(`/apps/${appId}/licenses`, { email: 'bob@example.com' }, { token: key })
     ).expect(201).body;
     await menu(page, 'Licenses').click();
-    await heading(page, 'Licenses: Photo Tool').waitFor();
+    await heading(page, 'Licenses').waitFor();
     const issue = form(page, 'Issue a license');
     await issue.getByLabel('Buyer e-mail').fill('ann@example.com');
     await issue.getByLabel('Product', { exact: true }).selectOption({ label: 'Photo Tool Pro' });
@@ -280,10 +280,28 @@ describe('the seller dashboard in a browser', () => {
     await status(page).filter({ hasText: 'License suspended' }).waitFor();
     const licensePath = `/apps/${appId}/licenses/${license.id}`;
     assert.equal((await server.api.get(licensePath, { token: key })).body.status, 'suspended');
+    // A verification refused meanwhile, in the timeline once its batch is written.
+    const refused = (
+      await server.api.post('/licenses/verify', { key: licenseKey, hwuid: 'laptop-1' })
+    ).expect(200);
+    assert.equal(refused.body.code, 'license_suspended');
+    assert.equal(await server.service.modules.timelineJournal.flush(), true);
     await page.getByRole('button', { name: 'Reinstate' }).click();
     await status(page).filter({ hasText: 'License reinstated' }).waitFor();
     assert.equal((await server.api.get(licensePath, { token: key })).body.status, 'active');
-    await page.getByRole('row', { name: /laptop-1/ }).waitFor();
+    const timeline = page.getByRole('table', { name: 'Timeline' });
+    await timeline.getByRole('row', { name: /Reinstated/ }).waitFor();
+    await page.getByLabel('Only failures').check();
+    const failure = timeline.getByRole('row', { name: /refused license_suspended/ });
+    await failure.waitFor();
+    assert.match((await failure.textContent()) ?? '', /laptop-1/);
+    assert.equal(await timeline.getByRole('row').count(), 2, 'a header and the one failure');
+    await page.getByLabel('Only failures').uncheck();
+    await timeline.getByRole('row', { name: /Reinstated/ }).waitFor();
+    await page
+      .getByRole('table', { name: 'Devices' })
+      .getByRole('row', { name: /laptop-1/ })
+      .waitFor();
     await screenshot(page, 'dashboard-license');
     await page.getByRole('button', { name: 'Remove device laptop-1' }).click();
     await page
@@ -434,6 +452,146 @@ describe('the seller dashboard in a browser', () => {
     await heading(page, 'Disputes').waitFor();
     await page.getByText('No disputes', { exact: true }).waitFor();
     await screenshot(page, 'dashboard-disputes');
+
+    assertClean(seen);
+  });
+
+  test('license and order lists sort by their column headings, keep filters in the URL and export them', async (t) => {
+    const seller = await signUp(server);
+    const first = await createApp(server, seller.token, 'Photo Tool');
+    const second = await createApp(server, seller.token, 'Video Tool');
+    const issue = async (appId: string, email: string, createdAt: string) => {
+      const license = (
+        await server.api.post(`/apps/${appId}/licenses`, { email }, { token: seller.token })
+      ).expect(201).body;
+      await server.db
+        .updateTable('licenses')
+        .set({ created_at: new Date(createdAt) })
+        .where('id', '=', license.id)
+        .execute();
+      return license;
+    };
+    await issue(first.id, 'Ann.Lee@Example.org', '2025-01-01T00:00:00Z');
+    await issue(second.id, 'bob@example.com', '2025-02-01T00:00:00Z');
+    await issue(first.id, 'cy@example.net', '2025-03-01T00:00:00Z');
+
+    const seen = await openDashboard(t);
+    const { page } = seen;
+    await signIn(page, seller.user.email);
+    await menu(page, 'Licenses').click();
+    await heading(page, 'Licenses').waitFor();
+    const table = page.getByRole('table', { name: 'Licenses' });
+    const emails = async () => (await table.locator('tbody tr td:nth-child(2)').allTextContents()).join(' ');
+    const sortButton = (name: string) => table.getByRole('columnheader', { name }).getByRole('button');
+    /** Waits until the column is sorted `direction` and the rows for that sort are shown. */
+    const sortedBy = async (list: Locator, name: string, direction: 'ascending' | 'descending') => {
+      await list
+        .getByRole('columnheader', { name })
+        .and(page.locator(`[aria-sort="${direction}"]`))
+        .waitFor();
+      await list.and(page.locator('[aria-busy="false"]')).waitFor();
+    };
+    await page.getByText('3 licenses.').waitFor();
+    // Across both apps, newest first.
+    assert.equal(await emails(), 'cy@example.net bob@example.com Ann.Lee@Example.org');
+    assert.equal(
+      await table.getByRole('columnheader', { name: 'Created' }).getAttribute('aria-sort'),
+      'descending',
+    );
+    assert.match((await table.getByRole('row').nth(1).textContent()) ?? '', /Photo Tool.*Never/);
+
+    await sortButton('Created').click();
+    await page.waitForURL(/#\/licenses\?sort=createdAt$/);
+    await sortedBy(table, 'Created', 'ascending');
+    assert.equal(await emails(), 'Ann.Lee@Example.org bob@example.com cy@example.net');
+    await sortButton('E-mail').click();
+    await page.waitForURL(/sort=email$/);
+    await sortButton('E-mail').click();
+    await page.waitForURL(/sort=-email$/);
+    await sortedBy(table, 'E-mail', 'descending');
+    assert.equal(await emails(), 'cy@example.net bob@example.com Ann.Lee@Example.org');
+    await page.goBack();
+    await page.waitForURL(/sort=email$/);
+    await sortedBy(table, 'E-mail', 'ascending');
+    assert.equal(await emails(), 'Ann.Lee@Example.org bob@example.com cy@example.net');
+
+    // Part of an address, in another case.
+    const search = form(page, 'Search licenses');
+    await search.getByLabel('Buyer e-mail').fill('EXAMPLE.ORG');
+    await search.getByLabel('Buyer e-mail').press('Enter');
+    await page.getByText('1 license found.').waitFor();
+    await page.waitForURL(/email=EXAMPLE\.ORG/);
+    assert.equal(await emails(), 'Ann.Lee@Example.org');
+    const exportLink = page.getByRole('link', { name: 'Export CSV' });
+    assert.equal(
+      await exportLink.getAttribute('href'),
+      '/v1/licenses/export.csv?email=EXAMPLE.ORG&sort=email',
+    );
+    await screenshot(page, 'dashboard-licenses-sorted');
+
+    // A reload (or the link shared) shows the same search.
+    await page.reload();
+    await page.getByText('1 license found.').waitFor();
+    assert.equal(await form(page, 'Search licenses').getByLabel('Buyer e-mail').inputValue(), 'EXAMPLE.ORG');
+    assert.equal(await emails(), 'Ann.Lee@Example.org');
+    await sortedBy(table, 'E-mail', 'ascending');
+    const [download] = await Promise.all([page.waitForEvent('download'), exportLink.click()]);
+    assert.equal(download.suggestedFilename(), 'licenses.csv');
+    const csv = await new Promise<string>((resolve, reject) => {
+      download.createReadStream().then((stream) => {
+        let text = '';
+        stream.on('data', (chunk: Buffer) => {
+          text += chunk.toString('utf8');
+        });
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+      }, reject);
+    });
+    assert.equal(csv.split('\r\n').filter(Boolean).length, 2, 'the header and Ann’s license');
+    assert.match(csv, /Ann\.Lee@Example\.org/);
+
+    // Orders: the same, by amount.
+    const product = (
+      await server.api.post(
+        '/products',
+        { appId: first.id, name: 'Lens Pack', price: 12, currency: 'USD' },
+        { token: seller.token },
+      )
+    ).expect(201).body;
+    const small = (await buyWithSandbox(server, product.id, 'Small.Buyer@Example.org')).intent.orderId;
+    const big = (await buyWithSandbox(server, product.id, 'big@example.com')).intent.orderId;
+    await server.db.updateTable('orders').set({ amount: '99.0000' }).where('id', '=', big).execute();
+    await server.db
+      .updateTable('orders')
+      .set({ created_at: new Date('2025-05-01T00:00:00Z') })
+      .where('id', '=', small)
+      .execute();
+    await menu(page, 'Orders').click();
+    await heading(page, 'Orders').waitFor();
+    const orders = page.getByRole('table', { name: 'Orders' });
+    const buyers = async () => (await orders.locator('tbody tr td:nth-child(2)').allTextContents()).join(' ');
+    await orders.getByRole('row', { name: /big@example\.com/ }).waitFor();
+    assert.equal(await buyers(), 'big@example.com Small.Buyer@Example.org', 'newest first');
+    await orders.getByRole('columnheader', { name: 'Amount' }).getByRole('button').click();
+    await page.waitForURL(/#\/orders\?sort=-amount$/);
+    await sortedBy(orders, 'Amount', 'descending');
+    assert.equal(await buyers(), 'big@example.com Small.Buyer@Example.org');
+    await orders.getByRole('columnheader', { name: 'Amount' }).getByRole('button').click();
+    await page.waitForURL(/sort=amount$/);
+    await sortedBy(orders, 'Amount', 'ascending');
+    assert.equal(await buyers(), 'Small.Buyer@Example.org big@example.com');
+    const orderSearch = form(page, 'Search orders');
+    await orderSearch.getByLabel('Buyer e-mail').fill('buyer@EXAMPLE');
+    await orderSearch.getByLabel('Buyer e-mail').press('Enter');
+    await page.getByText('1 order found.').waitFor();
+    await page.reload();
+    await page.getByText('1 order found.').waitFor();
+    assert.equal(await buyers(), 'Small.Buyer@Example.org');
+    assert.equal(
+      await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href'),
+      '/v1/orders/export.csv?email=buyer%40EXAMPLE&sort=amount',
+    );
+    await screenshot(page, 'dashboard-orders-sorted');
 
     assertClean(seen);
   });

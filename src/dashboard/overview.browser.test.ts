@@ -210,7 +210,7 @@ describe('the overview and the dashboard at a phone’s width', () => {
     const screens: [string, string][] = [
       ['Apps', 'Apps'],
       ['Products', 'Products'],
-      ['Licenses', 'Licenses: Photo Tool'],
+      ['Licenses', 'Licenses'],
       ['Webhooks', 'Webhooks'],
       ['Orders', 'Orders'],
       ['Subscriptions', 'Subscriptions'],

@@ -73,6 +73,8 @@ export interface Config {
   readonly webhookAllowPrivate: boolean;
   /** Days webhook attempt logs are kept. */
   readonly webhookLogDays: number;
+  /** Days a license's timeline entries are kept (the hourly purge deletes older ones). */
+  readonly licenseEventsRetentionDays: number;
   /** Milliseconds between passes of the webhook delivery worker. */
   readonly webhookPollMs: number;
   /**

@@ -224,6 +224,12 @@ export function parseConfig(env: Env): Config {
       oneOf('WEBHOOK_ALLOW_PRIVATE', read('WEBHOOK_ALLOW_PRIVATE') ?? 'false', ['true', 'false'] as const) ===
       'true',
     webhookLogDays: integer('WEBHOOK_LOG_DAYS', read('WEBHOOK_LOG_DAYS') ?? '30', 1, 3650),
+    licenseEventsRetentionDays: integer(
+      'LICENSE_EVENTS_RETENTION_DAYS',
+      read('LICENSE_EVENTS_RETENTION_DAYS') ?? '90',
+      1,
+      3650,
+    ),
     stripeSecretKey,
     stripePublishableKey,
     checkoutValidateRateLimit: integer(

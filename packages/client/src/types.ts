@@ -335,6 +335,8 @@ export interface License {
   expiryStrategy: 'restrict' | 'maintain_access';
   maxUses: number | null;
   usesResetInterval: 'never' | 'day' | 'month' | 'renewal' | null;
+  /** The last verification of the key, whatever the answer (written in batches; null: never). */
+  lastVerifiedAt: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -36,7 +36,7 @@ export function configureApi(next: Hooks): void {
   hooks = next;
 }
 
-function withQuery(path: string, query: Query = {}): string {
+export function withQuery(path: string, query: Query = {}): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
@@ -77,6 +77,34 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     error?.message ?? `The service answered ${response.status}`,
     error?.details ?? [],
   );
+}
+
+/**
+ * Saves what `path` answers as a file, with the session's token (a plain link cannot send it).
+ * The service streams it; the browser holds it until it is saved.
+ */
+export async function download(path: string, query: Query, filename: string): Promise<void> {
+  const token = hooks.token();
+  const response = await fetch(`/v1${withQuery(path, query)}`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    credentials: 'omit',
+  });
+  if (!response.ok) {
+    if (response.status === 401 && token) hooks.unauthorized();
+    const error = (safeJson(await response.text()) as { error?: { code?: string; message?: string } } | null)
+      ?.error;
+    throw new ApiError(
+      response.status,
+      error?.code ?? 'http_error',
+      error?.message ?? `The service answered ${response.status}`,
+    );
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 function safeJson(text: string): unknown {

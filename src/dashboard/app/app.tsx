@@ -18,7 +18,7 @@ import { SignUpPage } from './pages/sign-up';
 import { SubscriptionsPage } from './pages/subscriptions';
 import { WebhookDetailPage } from './pages/webhook-detail';
 import { WebhooksPage } from './pages/webhooks';
-import { href, match, navigate, useHashPath } from './router';
+import { href, match, navigate, screenOf, useHashPath } from './router';
 import { storedToken, storeToken } from './session';
 import { SessionContext, type SignedIn } from './session-context';
 import type { User } from './types';
@@ -153,6 +153,8 @@ function Dashboard() {
     );
   }
 
+  // A list's filters and sort live in the query: changing them keeps the screen (and its focus).
+  const screen = screenOf(path);
   const found = SCREENS.map(([pattern, screen]) => ({ params: match(pattern, path), screen })).find(
     (candidate) => candidate.params !== null,
   );
@@ -160,7 +162,7 @@ function Dashboard() {
   return (
     <SessionContext.Provider value={{ user, signOut: () => signOut('You are signed out.') }}>
       <Shell
-        nav={<Navigation key={path} path={path} user={user} />}
+        nav={<Navigation key={screen} path={screen} user={user} />}
         account={
           <div class="account">
             <span>
@@ -176,7 +178,7 @@ function Dashboard() {
           </div>
         }
       >
-        <Fragment key={path}>
+        <Fragment key={screen}>
           {found && !adminOnly ? found.screen(found.params ?? {}) : <NotFound />}
         </Fragment>
       </Shell>

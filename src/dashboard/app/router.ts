@@ -25,6 +25,21 @@ export function navigate(path: string): void {
 
 export const href = (path: string) => `#${path}`;
 
+/** The screen a path names, without its query. */
+export const screenOf = (path: string) => path.split('?')[0] ?? '';
+
+/** The query of a path (#/licenses?status=active&sort=-createdAt): a list's filters, sort and page. */
+export const queryOf = (path: string) => new URLSearchParams(path.split('?')[1] ?? '');
+
+/** `screen` with the non-empty values of `query` in its query string. */
+export function withQuery(screen: string, query: Record<string, string | number | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query))
+    if (value !== undefined && value !== '' && value !== 0) params.set(name, String(value));
+  const text = params.toString();
+  return text ? `${screen}?${text}` : screen;
+}
+
 /**
  * Every named segment is a resource id. Anything else (an encoded slash, `..`, `?`) does not
  * match, so a crafted link cannot steer the screen's API calls to another path.

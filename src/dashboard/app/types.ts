@@ -263,3 +263,21 @@ export interface Overview {
   };
   generatedAt: string;
 }
+
+/** One entry of a license's timeline (GET …/licenses/:id/events). */
+export interface TimelineEntry {
+  id: string;
+  type: string;
+  outcome: string | null;
+  hwuid: string | null;
+  clientAddress: string | null;
+  appVersion: string | null;
+  actor: { kind: 'seller' | 'api_key' | 'buyer' | 'billing' | 'system'; id: string | null } | null;
+  data: Record<string, unknown>;
+  occurredAt: string;
+}
+
+export interface TimelinePage {
+  events: TimelineEntry[];
+  nextCursor: string | null;
+}

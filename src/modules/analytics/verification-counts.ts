@@ -1,9 +1,17 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
+import { recordLastVerified } from '../licenses/index.js';
 import { addVerificationCounts, type VerificationTally } from './store.js';
 
 const DAY_MS = 86_400_000;
+/**
+ * Licenses whose last verification is held between flushes. Past it, a license not yet held waits
+ * for the next flush's verification of it: its lastVerifiedAt is late, never wrong.
+ */
+const MAX_LAST_VERIFIED = 100_000;
+/** Licenses whose last verification one statement writes. */
+const LAST_VERIFIED_CHUNK = 1000;
 /** Through an outage a failing flush is logged once, then once in this long, not every flush. */
 const FAILURE_LOG_EVERY_MS = 60_000;
 
@@ -11,11 +19,14 @@ export type VerificationCounter = ReturnType<typeof createVerificationCounter>;
 
 /**
  * License verifications tallied per UTC day, app and outcome in this process's memory, and added
- * to the database by flush(). Counting does no I/O, so the verify path stays one read; what a
- * crash loses is what was counted since the last flush.
+ * to the database by flush(), with each license's last verification (its lastVerifiedAt).
+ * Counting does no I/O, so the verify path stays one read; what a crash loses is what was counted
+ * since the last flush.
  */
 export function createVerificationCounter({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
   const tallies = new Map<string, VerificationTally>();
+  /** License id to the time of its last verification counted since the last flush. */
+  const lastVerified = new Map<string, Date>();
   let writing: Promise<boolean> | null = null;
   let queued: Promise<boolean> | null = null;
   /** Failed flushes in a row, and when one was last logged. */
@@ -28,9 +39,14 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
    */
   async function write(): Promise<boolean> {
     const batch = [...tallies.values()].map((tally) => ({ ...tally }));
-    if (batch.length === 0) return true;
+    const verified = [...lastVerified].map(([licenseId, at]) => ({ licenseId, at }));
+    if (batch.length === 0 && verified.length === 0) return true;
     try {
-      await addVerificationCounts(db, batch);
+      await db.transaction().execute(async (trx) => {
+        if (batch.length > 0) await addVerificationCounts(trx, batch);
+        for (let start = 0; start < verified.length; start += LAST_VERIFIED_CHUNK)
+          await recordLastVerified(trx, verified.slice(start, start + LAST_VERIFIED_CHUNK));
+      });
     } catch (err) {
       failures++;
       const now = clock.now().getTime();
@@ -53,6 +69,9 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
       tally.invalid -= written.invalid;
       if (tally.valid === 0 && tally.invalid === 0) tallies.delete(key);
     }
+    // A verification counted during the write replaced its Date, and stays for the next flush.
+    for (const { licenseId, at } of verified)
+      if (lastVerified.get(licenseId) === at) lastVerified.delete(licenseId);
     return true;
   }
 
@@ -92,9 +111,12 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
   return {
     /**
      * One verification that found its license (so its app is known), valid or not, made `at`
-     * (the verification's own reading of the clock, so the hot path reads it once).
+     * (the verification's own reading of the clock, so the hot path reads it once); `licenseId`
+     * is the license it found, whose lastVerifiedAt becomes `at` at the next flush.
      */
-    count(appId: string, valid: boolean, at: Date = clock.now()): void {
+    count(appId: string, valid: boolean, at: Date = clock.now(), licenseId?: string): void {
+      if (licenseId !== undefined && (lastVerified.size < MAX_LAST_VERIFIED || lastVerified.has(licenseId)))
+        lastVerified.set(licenseId, at);
       const day = dayOf(at.getTime());
       const key = keyOf(day, appId);
       let tally = tallies.get(key);

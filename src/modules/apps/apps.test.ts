@@ -20,6 +20,7 @@ describe('apps', () => {
     );
     res.expect(201);
     assert.deepEqual(Object.keys(res.body).sort(), [
+      'clientAddresses',
       'createdAt',
       'description',
       'id',
@@ -30,6 +31,11 @@ describe('apps', () => {
     ]);
     assert.equal(res.body.name, 'Photo Tool');
     assert.equal(res.body.tokenAlgorithm, 'RS256', 'RS256 unless the seller chooses otherwise');
+    assert.equal(
+      res.body.clientAddresses,
+      'truncated',
+      'license timelines keep networks unless told otherwise',
+    );
     assert.equal(res.body.userId, seller.user.id);
 
     const events = await eventsForUser(server.db, seller.user.id);

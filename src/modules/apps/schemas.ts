@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import type { SigningAlgorithm } from '../../platform/db/schema.js';
+import type { ClientAddressPolicy, SigningAlgorithm } from '../../platform/db/schema.js';
 import { PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 
 export const TOKEN_ALGORITHMS = ['RS256', 'EdDSA'] as const satisfies readonly SigningAlgorithm[];
@@ -11,12 +11,26 @@ const TokenAlgorithm = Type.Enum(TOKEN_ALGORITHMS, {
   errorMessage: 'must be RS256 or EdDSA',
 });
 
+export const CLIENT_ADDRESS_POLICIES = [
+  'full',
+  'truncated',
+  'none',
+] as const satisfies readonly ClientAddressPolicy[];
+
+/** What the app's license timelines keep of the address each client call came from. */
+const ClientAddresses = Type.Enum(CLIENT_ADDRESS_POLICIES, {
+  description:
+    'What the timelines of this app’s licenses keep of the address a client called from: `full`, `truncated` (the default: the network only, IPv4 /24 and IPv6 /48) or `none`. Applied when an entry is written; entries already written keep what they kept.',
+  errorMessage: 'must be full, truncated or none',
+});
+
 export const App = Type.Object({
   id: Uuid,
   userId: Uuid,
   name: Type.String(),
   description: Type.String(),
   tokenAlgorithm: TokenAlgorithm,
+  clientAddresses: ClientAddresses,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -29,6 +43,7 @@ export const AppCreate = Type.Object(
     name: Name,
     description: Type.Optional(Description),
     tokenAlgorithm: Type.Optional(TokenAlgorithm),
+    clientAddresses: Type.Optional(ClientAddresses),
   },
   { additionalProperties: false },
 );
@@ -38,6 +53,7 @@ export const AppUpdate = Type.Object(
     name: Type.Optional(Name),
     description: Type.Optional(Description),
     tokenAlgorithm: Type.Optional(TokenAlgorithm),
+    clientAddresses: Type.Optional(ClientAddresses),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import { isStillReferenced } from '../../platform/db/errors.js';
-import type { AppRow, SigningAlgorithm } from '../../platform/db/schema.js';
+import type { AppRow, ClientAddressPolicy, SigningAlgorithm } from '../../platform/db/schema.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
@@ -32,6 +32,7 @@ export interface AppInput {
   name: string;
   description?: string;
   tokenAlgorithm?: SigningAlgorithm;
+  clientAddresses?: ClientAddressPolicy;
 }
 
 export type AppService = ReturnType<typeof createAppService>;
@@ -71,6 +72,7 @@ export function createAppService({ db, clock, log, licenseChanges }: AppServiceD
           name: input.name.trim(),
           description: input.description?.trim() ?? '',
           tokenAlgorithm: input.tokenAlgorithm ?? DEFAULT_SIGNING_ALGORITHM,
+          clientAddresses: input.clientAddresses ?? 'truncated',
           now,
         });
         const created = toApp(row);
@@ -97,9 +99,9 @@ export function createAppService({ db, clock, log, licenseChanges }: AppServiceD
     },
 
     /**
-     * Renames, describes or changes the signing algorithm of an app. A new algorithm applies to
-     * tokens, license files and revocation lists signed after it: verification is told in the
-     * same transaction.
+     * Renames, describes or changes the signing algorithm or the client address setting of an
+     * app. Both of these are held by verification (what signs, what a timeline entry keeps): a
+     * change is announced in the same transaction, and applies to what is signed or written after.
      */
     async update(principal: Principal, appId: string, changes: Partial<AppInput>) {
       const now = clock.now();
@@ -107,24 +109,31 @@ export function createAppService({ db, clock, log, licenseChanges }: AppServiceD
         name: changes.name?.trim(),
         description: changes.description?.trim(),
         tokenAlgorithm: changes.tokenAlgorithm,
+        clientAddresses: changes.clientAddresses,
         now,
       };
       let algorithmChanged = false;
+      let addressesChanged = false;
       const row =
-        changes.tokenAlgorithm === undefined
+        changes.tokenAlgorithm === undefined && changes.clientAddresses === undefined
           ? await store.updateApp(db, principal.userId, appId, fields)
           : await db.transaction().execute(async (trx) => {
               const before = await store.findOwnedApp(trx, principal.userId, appId, { forUpdate: true });
               if (!before) return undefined;
               const updated = await store.updateApp(trx, principal.userId, appId, fields);
-              algorithmChanged = before.token_algorithm !== changes.tokenAlgorithm;
-              if (algorithmChanged) await licenseChanges.announceSeller(trx, principal.userId);
+              algorithmChanged =
+                changes.tokenAlgorithm !== undefined && before.token_algorithm !== changes.tokenAlgorithm;
+              addressesChanged =
+                changes.clientAddresses !== undefined && before.client_addresses !== changes.clientAddresses;
+              if (algorithmChanged || addressesChanged)
+                await licenseChanges.announceSeller(trx, principal.userId);
               return updated;
             });
-      if (algorithmChanged) {
-        licenseChanges.forgetSeller(principal.userId);
+      if (algorithmChanged || addressesChanged) licenseChanges.forgetSeller(principal.userId);
+      if (algorithmChanged)
         log.info({ appId, tokenAlgorithm: changes.tokenAlgorithm }, 'app.token_algorithm.changed');
-      }
+      if (addressesChanged)
+        log.info({ appId, clientAddresses: changes.clientAddresses }, 'app.client_addresses.changed');
       if (!row) throw notFound('App');
       return toApp(row);
     },
@@ -152,6 +161,7 @@ export function toApp(row: AppRow) {
     name: row.name,
     description: row.description,
     tokenAlgorithm: row.token_algorithm,
+    clientAddresses: row.client_addresses,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

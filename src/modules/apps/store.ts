@@ -1,5 +1,5 @@
 import type { Executor } from '../../platform/db/database.js';
-import type { AppRow, SigningAlgorithm } from '../../platform/db/schema.js';
+import type { AppRow, ClientAddressPolicy, SigningAlgorithm } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 
 export function findOwnedApp(
@@ -25,6 +25,7 @@ export function insertApp(
     name: string;
     description: string;
     tokenAlgorithm: SigningAlgorithm;
+    clientAddresses: ClientAddressPolicy;
     now: Date;
   },
 ): Promise<AppRow> {
@@ -36,6 +37,7 @@ export function insertApp(
       name: app.name,
       description: app.description,
       token_algorithm: app.tokenAlgorithm,
+      client_addresses: app.clientAddresses,
       created_at: app.now,
       updated_at: app.now,
     })
@@ -47,7 +49,13 @@ export function updateApp(
   executor: Executor,
   userId: string,
   appId: string,
-  changes: { name?: string; description?: string; tokenAlgorithm?: SigningAlgorithm; now: Date },
+  changes: {
+    name?: string;
+    description?: string;
+    tokenAlgorithm?: SigningAlgorithm;
+    clientAddresses?: ClientAddressPolicy;
+    now: Date;
+  },
 ): Promise<AppRow | undefined> {
   return executor
     .updateTable('apps')
@@ -55,6 +63,7 @@ export function updateApp(
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.description !== undefined ? { description: changes.description } : {}),
       ...(changes.tokenAlgorithm !== undefined ? { token_algorithm: changes.tokenAlgorithm } : {}),
+      ...(changes.clientAddresses !== undefined ? { client_addresses: changes.clientAddresses } : {}),
       updated_at: changes.now,
     })
     .where('id', '=', appId)

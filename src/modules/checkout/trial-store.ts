@@ -13,6 +13,7 @@ export async function queueTrialNotice(
     productName: string;
     email: string;
     licenseKey: string;
+    licenseId: string;
     trialDays: number;
     endsAt: Date;
     now: Date;
@@ -30,6 +31,7 @@ export async function queueTrialNotice(
         productName: trial.productName,
         buyerEmail: trial.email,
         licenseKey: trial.licenseKey,
+        licenseId: trial.licenseId,
         trialDays: trial.trialDays,
         trialEndsAt: trial.endsAt.toISOString(),
       }),

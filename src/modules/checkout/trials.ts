@@ -113,6 +113,7 @@ export function createTrials({
           productName: product.name,
           email,
           licenseKey: issued.key,
+          licenseId: issued.id,
           trialDays: product.trialDays,
           endsAt,
           now,

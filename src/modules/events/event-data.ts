@@ -86,6 +86,9 @@ const AppCreated = Type.Object({
   name: Type.String(),
   description: Type.String(),
   tokenAlgorithm: Type.Enum(['RS256', 'EdDSA']),
+  clientAddresses: Type.Enum(['full', 'truncated', 'none'], {
+    description: 'What the app’s license timelines keep of client addresses',
+  }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

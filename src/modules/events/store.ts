@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import type { EventAudience } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
+import { recordEntryById } from '../timeline/index.js';
 import type { EventData } from './event-data.js';
 import type { CoreEventType, MerchantEventType } from './event-types.js';
 
@@ -79,7 +80,29 @@ async function appendEvent(
     )
     .selectNoFrom(sql<string>`pg_notify(${EVENTS_RECORDED_CHANNEL}, '')`.as('notified'))
     .execute();
+  // An event about a license is linked from the license's timeline, in the same transaction.
+  const licenseId = licenseOf(event.type, event.data as Record<string, unknown>);
+  if (licenseId) {
+    await recordEntryById(executor, licenseId, {
+      type: 'webhook.event',
+      data: { eventId: id, eventType: event.type, audience },
+      occurredAt: event.occurredAt,
+    });
+  }
   return id;
+}
+
+/**
+ * The license an event is about, if any: a license event's own (data.licenseId for seats, else
+ * data.id), a trial's license (data.id), or the licenseId a sale's event carries.
+ */
+function licenseOf(type: string, data: Record<string, unknown>): string | null {
+  const id = type.startsWith('trial.')
+    ? data.id
+    : type.startsWith('license.')
+      ? (data.licenseId ?? data.id)
+      : data.licenseId;
+  return typeof id === 'string' ? id : null;
 }
 
 export async function eventsForUser(executor: Executor, userId: string): Promise<RecordedEvent[]> {

@@ -12,7 +12,7 @@ import { checkInDeadline } from './terms.js';
 export const CHECK_IN_STEP_MS = 60 * 60_000;
 
 /** The check-in a license with check-in days needs, as verification reads and writes it. */
-export function createCheckIn({ db, log }: Pick<VerificationDeps, 'db' | 'log'>) {
+export function createCheckIn({ db, log, timeline }: Pick<VerificationDeps, 'db' | 'log' | 'timeline'>) {
   /**
    * Whether the license's check-in holds. An online verify is a check-in (unless it says
    * checkIn: false), written at most every CHECK_IN_STEP_MS, so a verify answered from memory
@@ -49,6 +49,8 @@ export function createCheckIn({ db, log }: Pick<VerificationDeps, 'db' | 'log'>)
     const last = (found.checked_in_at ?? found.created_at).getTime();
     if (now.getTime() - last < CHECK_IN_STEP_MS) return holds;
     found.checked_in_at = now;
+    // In the timeline as written: at most once a step per node, like the check-in itself.
+    timeline.record(found, 'check_in', null, null, undefined, now);
     return store.recordCheckIn(db, found.id, now, new Date(now.getTime() - CHECK_IN_STEP_MS)).then(
       () => holds,
       (err: Error) => {

@@ -7,6 +7,7 @@ import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import type { TokenDenylist, TokenSigner } from '../license-tokens/index.js';
 import type { ProductService } from '../products/index.js';
+import type { TimelineJournal } from '../timeline/index.js';
 import type { Found, LicenseState } from './cache-entry.js';
 import type { Later } from './later.js';
 import type { VerifyCode } from './schemas.js';
@@ -43,8 +44,11 @@ export interface VerificationDeps {
   signer: TokenSigner | null;
   denylist: TokenDenylist;
   jwksUri: string;
-  /** Tallies outcomes in memory for the admin analytics; it must not do I/O (hot path). */
-  counts: { count(appId: string, valid: boolean, at?: Date): void };
+  /**
+   * Tallies outcomes in memory for the admin analytics, and the license's last verification for
+   * its lastVerifiedAt; it must not do I/O (hot path).
+   */
+  counts: { count(appId: string, valid: boolean, at: Date, licenseId: string): void };
   /**
    * Every lookup of a key goes through it; it reads the store on a miss, and while the database
    * is away answers what it held (within its outage grace) or throws the failure (503).
@@ -52,6 +56,11 @@ export interface VerificationDeps {
   cache: Pick<VerificationCache, 'find' | 'bound' | 'relabeled'>;
   /** Counts answers by code ('valid' when undefined) for the metrics; in memory only. */
   outcomes?: (code: VerifyCode | undefined) => void;
+  /**
+   * The licenses' timelines: each answer, activation, check-in and consume of a license found is
+   * buffered in memory and written by the flush job; it must not do I/O (hot path).
+   */
+  timeline: Pick<TimelineJournal, 'record'>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { notFound } from '../../platform/errors.js';
 import type { Principal } from '../../platform/http/principal.js';
 import { iso } from '../../platform/http/schemas.js';
+import { type Actor, actorOf, BUYER, recordEntryById } from '../timeline/index.js';
 import { type BuyerReleaseOutcome, releaseForBuyer } from './buyer-release.js';
 import type { SellerUseCaseDeps } from './deps.js';
 import { recordSeatEvent, type SeatReleaseReason } from './seat-events.js';
@@ -11,10 +12,16 @@ import * as store from './store.js';
  * releases them, and as the buyer releases them in the portal.
  */
 export function createDeviceAdmin({ db, clock, log, cache, requireLicense }: SellerUseCaseDeps) {
-  async function releaseBoundDevice(licenseId: string, hwuid: string): Promise<void> {
+  async function releaseBoundDevice(licenseId: string, hwuid: string, actor: Actor): Promise<void> {
     const released = await db.transaction().execute(async (trx) => {
       if (!(await store.releaseDevice(trx, licenseId, hwuid))) return false;
       await cache.announceLicense(trx, licenseId);
+      await recordEntryById(trx, licenseId, {
+        type: 'device.released',
+        hwuid,
+        actor,
+        occurredAt: clock.now(),
+      });
       return true;
     });
     cache.forgetLicense(licenseId);
@@ -23,16 +30,28 @@ export function createDeviceAdmin({ db, clock, log, cache, requireLicense }: Sel
   }
 
   /** Frees a live seat at once, with license.seat.released; 404 when the device holds none. */
-  async function releaseHeldSeat(licenseId: string, hwuid: string, reason: SeatReleaseReason): Promise<void> {
+  async function releaseHeldSeat(
+    licenseId: string,
+    hwuid: string,
+    reason: SeatReleaseReason,
+    actor: Actor,
+  ): Promise<void> {
     const now = clock.now();
     const released = await db.transaction().execute(async (trx) => {
       const locked = await store.lockLicense(trx, licenseId);
       if (!locked || !(await store.releaseSeat(trx, locked.id, hwuid, now))) return false;
-      await recordSeatEvent(trx, 'license.seat.released', locked, now, {
-        hwuid,
-        releasedAt: now.toISOString(),
-        reason,
-      });
+      await recordSeatEvent(
+        trx,
+        'license.seat.released',
+        locked,
+        now,
+        {
+          hwuid,
+          releasedAt: now.toISOString(),
+          reason,
+        },
+        actor,
+      );
       return true;
     });
     if (!released) throw notFound('Seat');
@@ -78,7 +97,7 @@ export function createDeviceAdmin({ db, clock, log, cache, requireLicense }: Sel
      */
     async releaseSeat(principal: Principal, appId: string, licenseId: string, hwuid: string) {
       const license = await requireLicense(principal, appId, licenseId);
-      await releaseHeldSeat(license.id, hwuid, 'seller');
+      await releaseHeldSeat(license.id, hwuid, 'seller', actorOf(principal));
     },
 
     /**
@@ -86,11 +105,11 @@ export function createDeviceAdmin({ db, clock, log, cache, requireLicense }: Sel
      * its buyer: as the seller's release, reason buyer, with no allowance to use up (a seat
      * lapses by itself, and maxSeats holds whoever takes it next). 404 when no live seat.
      */
-    releaseBuyerSeat: (licenseId: string, hwuid: string) => releaseHeldSeat(licenseId, hwuid, 'buyer'),
+    releaseBuyerSeat: (licenseId: string, hwuid: string) => releaseHeldSeat(licenseId, hwuid, 'buyer', BUYER),
 
     async releaseDevice(principal: Principal, appId: string, licenseId: string, hwuid: string) {
       const license = await requireLicense(principal, appId, licenseId);
-      await releaseBoundDevice(license.id, hwuid);
+      await releaseBoundDevice(license.id, hwuid, actorOf(principal));
     },
 
     /**
@@ -99,11 +118,20 @@ export function createDeviceAdmin({ db, clock, log, cache, requireLicense }: Sel
      * device, and within the product's release allowance. 404 for a device not bound to it.
      */
     async releaseBuyerDevice(licenseId: string, hwuid: string): Promise<BuyerReleaseOutcome> {
+      const now = clock.now();
       const outcome = await releaseForBuyer(db, {
         licenseId,
         hwuid,
-        now: clock.now(),
-        announce: (trx) => cache.announceLicense(trx, licenseId),
+        now,
+        announce: async (trx) => {
+          await cache.announceLicense(trx, licenseId);
+          await recordEntryById(trx, licenseId, {
+            type: 'device.released',
+            hwuid,
+            actor: BUYER,
+            occurredAt: now,
+          });
+        },
       });
       if (!outcome) throw notFound('Device');
       if (!outcome.released) {

@@ -233,16 +233,17 @@ export function lockLicense(trx: Executor, licenseId: string) {
 }
 
 /**
- * Under the license lock: drops lapsed seats of the license (except this device's row), and
- * says how many live seats other devices hold and whether this device holds one. Only leases
+ * Under the license lock: drops lapsed seats of the license (answering them, for its timeline),
+ * and says how many live seats other devices hold and whether this device holds one. Only leases
  * still running count, so a lapsed lease frees its seat without any job.
  */
 export async function seatsInUse(trx: Executor, licenseId: string, hwuid: string, now: Date) {
-  await trx
+  // This device's own lapsed lease too: its next seat is a new one (acquired now) either way.
+  const lapsed = await trx
     .deleteFrom('license_seats')
     .where('license_id', '=', licenseId)
     .where('lease_expires_at', '<=', now)
-    .where('hwuid', '<>', hwuid)
+    .returning(['hwuid', 'lease_expires_at'])
     .execute();
   const rows = await trx
     .selectFrom('license_seats')
@@ -253,6 +254,8 @@ export async function seatsInUse(trx: Executor, licenseId: string, hwuid: string
   return {
     others: rows.filter((row) => row.hwuid !== hwuid).length,
     mine: rows.some((r) => r.hwuid === hwuid),
+    /** The leases found lapsed, now cleared. */
+    lapsed,
   };
 }
 

@@ -18,3 +18,4 @@ export { Hwuid } from './schemas.js';
 export { createLicenseService, type LicenseService } from './service.js';
 export { createVerification, type Verification } from './verification.js';
 export { createVerificationCache, type VerificationCache } from './verification-cache.js';
+export { recordLastVerified } from './verification-store.js';

@@ -6,6 +6,7 @@ import type { Principal } from '../../platform/http/principal.js';
 import { requestInstant } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import { type LicensePolicy, licenseLimits, NO_TERMS, policyExpiry, policyTerms } from '../products/index.js';
+import { actorOf, BILLING, BUYER, recordEntry } from '../timeline/index.js';
 import type { LicenseServiceDeps } from './deps.js';
 import { recordLicenseEvent } from './license-events.js';
 import { generateLicenseKey } from './license-key.js';
@@ -81,6 +82,7 @@ export function createIssuing({
           now,
         });
         await recordLicenseEvent(trx, 'license.created', row, now);
+        await recordEntry(trx, row, { type: 'license.created', actor: actorOf(principal), occurredAt: now });
         return toLicense(row);
       });
       log.info({ licenseId: license.id, appId: license.appId }, 'license.created');
@@ -120,6 +122,7 @@ export function createIssuing({
         now: input.now,
       });
       await recordLicenseEvent(trx, 'license.created', license, input.now);
+      await recordEntry(trx, license, { type: 'license.created', actor: BILLING, occurredAt: input.now });
       const { ended, license: paid } = await store.endTrialsFor(
         trx,
         { ...license, product_id: input.productId, email: input.email },
@@ -127,6 +130,12 @@ export function createIssuing({
       );
       for (const trial of ended) {
         await recordLicenseEvent(trx, 'license.expired', trial, input.now);
+        await recordEntry(trx, trial, {
+          type: 'license.expired',
+          actor: BILLING,
+          data: { cause: 'trial_converted', licenseId: license.id },
+          occurredAt: input.now,
+        });
         await cache.announceLicense(trx, trial.id);
         // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
         cache.forgetLicense(trial.id);
@@ -190,6 +199,13 @@ export function createIssuing({
       if (input.hwuid !== null && !license.floating)
         license = await store.bindFirstDevice(trx, license.id, input.hwuid, input.now);
       await recordLicenseEvent(trx, 'license.created', license, input.now);
+      await recordEntry(trx, license, {
+        type: 'license.created',
+        actor: BUYER,
+        hwuid: input.hwuid,
+        data: { trial: true },
+        occurredAt: input.now,
+      });
       return license;
     },
   };

@@ -52,6 +52,7 @@ export function toLicense(row: LicenseRow): LicenseResource {
     expiryStrategy: row.expiry_strategy,
     maxUses: row.max_uses,
     usesResetInterval: row.uses_reset_interval,
+    lastVerifiedAt: isoOrNull(row.last_verified_at),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -45,6 +45,7 @@ describe('issuing licenses', () => {
       'id',
       'key',
       'lastCheckInAt',
+      'lastVerifiedAt',
       'leaseSeconds',
       'maxDevices',
       'maxSeats',
@@ -178,7 +179,7 @@ describe('listing and changing licenses', () => {
       (await server.api.get(`/apps/${seller.appId}/licenses${query}`, { token: seller.token }))
         .expect(200)
         .body.licenses.map((l: { id: string }) => l.id);
-    assert.deepEqual(await ids(''), [a.id, b.id, c.id]);
+    assert.deepEqual(await ids(''), [c.id, b.id, a.id], 'newest first');
     assert.deepEqual(await ids('?status=suspended'), [c.id]);
     assert.deepEqual(await ids(`?productId=${product.id}`), [a.id]);
     assert.deepEqual(await ids('?email=ann@example.com'), [a.id]);

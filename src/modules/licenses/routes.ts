@@ -1,13 +1,18 @@
+import type { FastifyRequest } from 'fastify';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { csvResponse, sendCsv } from '../../platform/http/csv.js';
 import { type IdempotentAnswer, idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { overNameLimit, perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { AppParams } from '../apps/index.js';
+import { AppVersionHeader, type ClientCall } from '../timeline/index.js';
 import { verifyKeyLimitCeiling } from './key-rate-limit.js';
 import { verificationLimitKey } from './license-key.js';
+import { LICENSE_CSV_HEADER } from './lists.js';
 import {
+  AllLicensesQuery,
   CheckinResult,
   DeviceList,
   DeviceParams,
@@ -15,6 +20,7 @@ import {
   IntrospectResult,
   License,
   LicenseCreate,
+  LicenseExportQuery,
   LicenseList,
   LicenseListQuery,
   LicenseParams,
@@ -56,10 +62,48 @@ const LIFECYCLE = {
 } as const;
 
 export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): void {
+  app.get('/licenses', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'List your licenses across your apps',
+      description:
+        'The same filters, sort and answer as an app’s list, over all your apps (appId narrows it to one). An API key lists its own app’s licenses only, and naming another app answers 403. Newest first by default.',
+      tags: ['licenses'],
+      querystring: AllLicensesQuery,
+      response: { 200: LicenseList },
+      errors: { ...APP_SCOPED, not_found: 'appId names no app of yours' },
+    },
+    handler: (request) => {
+      const { limit, offset, ...filter } = request.query;
+      return licenses.listAll(principalOf(request), filter, pageOf({ limit, offset }));
+    },
+  });
+
+  app.get('/licenses/export.csv', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Export your licenses as CSV',
+      description: `Every license the list with the same filters and sort would show, without paging, streamed as CSV (RFC 4180, UTF-8, a header row) for a spreadsheet. Columns: ${LICENSE_CSV_HEADER.join(', ')}. A text cell starting with = + - @, a tab or a carriage return is prefixed with a single quote so a spreadsheet cannot run it as a formula.`,
+      tags: ['licenses'],
+      querystring: LicenseExportQuery,
+      response: { 200: csvResponse('The licenses as a CSV download (licenses.csv)') },
+      errors: { ...APP_SCOPED, not_found: 'appId names no app of yours' },
+    },
+    handler: async (request, reply) =>
+      sendCsv(
+        reply,
+        'licenses.csv',
+        LICENSE_CSV_HEADER,
+        await licenses.exportAll(principalOf(request), request.query),
+      ),
+  });
+
   app.get('/apps/:appId/licenses', {
     config: { auth: 'seller' },
     schema: {
       summary: 'List an app’s licenses',
+      description:
+        'Newest first unless `sort` names another order; `email` matches any part of the address, ignoring case.',
       tags: ['licenses'],
       params: AppParams,
       querystring: LicenseListQuery,
@@ -293,6 +337,12 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
 /** Answers about a key are for the caller alone and change: no cache may keep them. */
 const NO_STORE = 'no-store';
 
+/** Where a client's call came from and the version it says it is, for the license's timeline. */
+function clientCallOf(request: FastifyRequest): ClientCall {
+  const version = request.headers['x-app-version'];
+  return { address: request.ip, appVersion: typeof version === 'string' ? version : null };
+}
+
 /** The routes client software and sellers' backends call about keys and tokens. */
 export function registerVerificationRoutes(
   app: HttpApp,
@@ -317,12 +367,13 @@ export function registerVerificationRoutes(
         'For client software. A key that does not verify still answers 200, with valid false and a code saying why.',
       tags: ['licenses'],
       body: VerifyBody,
+      headers: AppVersionHeader,
       response: { 200: VerificationResult },
     },
     // Not async: an answer from memory is sent at once; a promise (a read, a token) when it settles.
     handler: (request, reply) => {
       reply.header('cache-control', NO_STORE);
-      return verification.verify(request.body, overNameLimit(request, reply));
+      return verification.verify(request.body, overNameLimit(request, reply), clientCallOf(request));
     },
   });
 
@@ -334,11 +385,16 @@ export function registerVerificationRoutes(
         'Binds the device when a seat is free. When license tokens are on, a valid answer carries a signed token for offline checks.',
       tags: ['licenses'],
       body: ValidateHardwareBody,
+      headers: AppVersionHeader,
       response: { 200: VerificationResult },
     },
     handler: (request, reply) => {
       reply.header('cache-control', NO_STORE);
-      return verification.validateHardware(request.body, overNameLimit(request, reply));
+      return verification.validateHardware(
+        request.body,
+        overNameLimit(request, reply),
+        clientCallOf(request),
+      );
     },
   });
 
@@ -350,12 +406,15 @@ export function registerVerificationRoutes(
         'Takes a seat for the device while one is free, or renews the lease of the seat it holds (call it again as a heartbeat before lease_expires_at). Answers like verify; no free seat is valid false with no_seat_available.',
       tags: ['licenses'],
       body: SeatBody,
+      headers: AppVersionHeader,
       response: { 200: VerificationResult },
     },
     handler: async (request, reply) =>
       reply
         .header('cache-control', NO_STORE)
-        .send(await verification.checkout(request.body, overNameLimit(request, reply))),
+        .send(
+          await verification.checkout(request.body, overNameLimit(request, reply), clientCallOf(request)),
+        ),
   });
 
   app.post('/licenses/usage', {
@@ -366,6 +425,7 @@ export function registerVerificationRoutes(
         'For client software metering what a license allows (exports, API calls, builds). Consumes `amount` uses of the current period, all or none: concurrent calls never take the count past the quota. A call that consumes nothing still answers 200, with consumed false and a code (usage_exhausted when the quota would be passed). Send an Idempotency-Key so a retried call counts once.',
       tags: ['licenses'],
       body: UsageBody,
+      headers: AppVersionHeader,
       response: { 200: UsageResult },
     },
     handler: async (request, reply) =>
@@ -376,6 +436,7 @@ export function registerVerificationRoutes(
             request.body,
             idempotentAnswer(request) as IdempotentAnswer<UsageResultType> | undefined,
             overNameLimit(request, reply),
+            clientCallOf(request),
           ),
         ),
   });

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { Email, Nullable, PageQuery, SortQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 import {
   CheckInDays,
   DEFAULT_LEASE_SECONDS,
@@ -86,6 +86,13 @@ export const License = Type.Object({
     Type.Integer({ description: 'Uses per period (POST /v1/licenses/usage); null: no quota' }),
   ),
   usesResetInterval: Nullable(Type.Enum(USES_RESET_INTERVALS)),
+  lastVerifiedAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description:
+        'The last time client software verified the key, whatever the answer; written in batches, so up to VERIFICATION_FLUSH_MS (10 s) behind; null: never',
+    }),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -154,18 +161,49 @@ export const DeviceParams = Type.Object(
   { additionalProperties: false },
 );
 
+export const LICENSE_SORTS = ['createdAt', 'lastVerifiedAt', 'expiresAt', 'status', 'email'] as const;
+export type LicenseSortColumn = (typeof LICENSE_SORTS)[number];
+
+const LicenseFilterFields = {
+  status: Type.Optional(Type.Enum(LICENSE_STATUSES)),
+  productId: Type.Optional(Uuid),
+  email: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 254,
+      description: 'Matches any part of the buyer’s address, ignoring case (% and _ are plain characters)',
+    }),
+  ),
+  /** One exact key, typed the way people type keys (case, spaces and dashes forgiven). */
+  key: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  sort: SortQuery(LICENSE_SORTS, '-createdAt (newest first)'),
+};
+
 export const LicenseListQuery = Type.Object(
-  {
-    ...PageQuery,
-    status: Type.Optional(Type.Enum(LICENSE_STATUSES)),
-    productId: Type.Optional(Uuid),
-    email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
-    /** One exact key, typed the way people type keys (case, spaces and dashes forgiven). */
-    key: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  },
+  { ...PageQuery, ...LicenseFilterFields },
   { additionalProperties: false },
 );
 export type LicenseFilter = Omit<Static<typeof LicenseListQuery>, 'limit' | 'offset'>;
+
+const AppFilter = {
+  appId: Type.Optional(
+    Type.String({
+      format: 'uuid',
+      description: 'Only this app’s licenses (an API key may name its own app only)',
+    }),
+  ),
+};
+/** The seller's licenses across their apps (an API key: its own app's), optionally of one app. */
+export const AllLicensesQuery = Type.Object(
+  { ...PageQuery, ...LicenseFilterFields, ...AppFilter },
+  { additionalProperties: false },
+);
+export type AllLicensesFilter = Omit<Static<typeof AllLicensesQuery>, 'limit' | 'offset'>;
+/** The same filters and sort as the list, without paging: the export has every row. */
+export const LicenseExportQuery = Type.Object(
+  { ...LicenseFilterFields, ...AppFilter },
+  { additionalProperties: false },
+);
 
 export const LicenseList = Type.Object({
   licenses: Type.Array(License),

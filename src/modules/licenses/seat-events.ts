@@ -1,5 +1,6 @@
 import type { Executor } from '../../platform/db/database.js';
 import { type EventData, recordEvent } from '../events/index.js';
+import { type Actor, recordEntry } from '../timeline/index.js';
 
 /**
  * Why a seat was given back, in `license.seat.released`: the device checked in, the seller
@@ -7,13 +8,17 @@ import { type EventData, recordEvent } from '../events/index.js';
  */
 export type SeatReleaseReason = 'checkin' | 'seller' | 'buyer';
 
-/** A seat event, in the transaction that took or gave back the seat (outbox). */
+/**
+ * A seat event, in the transaction that took or gave back the seat (outbox), with its entry in
+ * the license's timeline (`actor`: who gave it back, when not the device itself).
+ */
 export async function recordSeatEvent<T extends 'license.seat.acquired' | 'license.seat.released'>(
   trx: Executor,
   type: T,
   license: { id: string; key: string; app_id: string; user_id: string; product_id: string | null },
   now: Date,
   seat: Omit<EventData<T>, 'licenseId' | 'licenseKey' | 'productId'>,
+  actor: Actor | null = null,
 ) {
   const data = { licenseId: license.id, licenseKey: license.key, productId: license.product_id, ...seat };
   await recordEvent(trx, {
@@ -22,6 +27,14 @@ export async function recordSeatEvent<T extends 'license.seat.acquired' | 'licen
     appId: license.app_id,
     // The spread above is the whole of EventData<T>, which the compiler cannot see through a generic.
     data: data as EventData<T>,
+    occurredAt: now,
+  });
+  const { hwuid, ...details } = seat as { hwuid: string } & Record<string, unknown>;
+  await recordEntry(trx, license, {
+    type: type === 'license.seat.acquired' ? 'seat.acquired' : 'seat.released',
+    hwuid,
+    actor,
+    data: details,
     occurredAt: now,
   });
 }

@@ -1,5 +1,7 @@
 import type { LicenseStatus } from '../../platform/db/schema.js';
 import type { NameLimitExcess } from '../../platform/http/rate-limit.js';
+import { recordEntry } from '../timeline/index.js';
+import type { Found } from './cache-entry.js';
 import type { VerificationDeps, VerificationLookups } from './deps.js';
 import { effectiveStatus, grantsUse, keepsAccess } from './license-status.js';
 import type { DeviceLabelInput, VerificationResultType } from './schemas.js';
@@ -30,10 +32,9 @@ export function createSeatLeases(deps: SeatLeaseDeps) {
      * only live leases, so seats never exceed maxSeats and a lapsed lease is free at once.
      */
     async checkout(
-      input: { key: string; hwuid: string; appId?: string; checkIn?: boolean } & DeviceLabelInput,
-      excess?: NameLimitExcess,
+      lookedUp: Found | null,
+      input: { hwuid: string; checkIn?: boolean } & DeviceLabelInput,
     ): Promise<VerificationResultType> {
-      const lookedUp = await lookup(input.key, null, input.appId, excess);
       if (!lookedUp) return unknownKey();
       const found = lookedUp.state;
       const now = clock.now();
@@ -53,6 +54,14 @@ export function createSeatLeases(deps: SeatLeaseDeps) {
         if (!license.floating || license.max_seats === null || license.lease_seconds === null)
           return { kind: 'not_floating' };
         const inUse = await store.seatsInUse(trx, license.id, input.hwuid, now);
+        // Leases found lapsed are recorded as they are cleared: a lease lapses without a call.
+        for (const lapsed of inUse.lapsed) {
+          await recordEntry(trx, license, {
+            type: 'seat.lapsed',
+            hwuid: lapsed.hwuid,
+            occurredAt: lapsed.lease_expires_at,
+          });
+        }
         if (!inUse.mine && inUse.others >= license.max_seats) return { kind: 'full' };
         const leaseExpiresAt = new Date(now.getTime() + license.lease_seconds * 1000);
         await store.holdSeat(trx, license.id, input.hwuid, now, leaseExpiresAt, inUse.mine, input);

@@ -3,15 +3,17 @@ import type { LicenseMetadata } from '../../platform/db/schema.js';
 import { invalidField, notFound } from '../../platform/errors.js';
 import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import type { Principal } from '../../platform/http/principal.js';
-import { type Page, requestInstant } from '../../platform/http/schemas.js';
+import { requestInstant } from '../../platform/http/schemas.js';
 import { licenseLimits } from '../products/index.js';
+import { actorOf, BILLING, recordEntry } from '../timeline/index.js';
 import type { LicenseServiceDeps } from './deps.js';
 import { createDeviceAdmin } from './device-admin.js';
 import { createIssuing, refuseShapeMismatch } from './issuing.js';
 import { recordLicenseEvent } from './license-events.js';
-import { generateLicenseKey, normalizeLicenseKey } from './license-key.js';
+import { generateLicenseKey } from './license-key.js';
 import { licenseFinder, toLicense } from './license-resource.js';
-import type { LicenseFilter, LicenseResource, LicenseUpdateInput } from './schemas.js';
+import { createLicenseLists } from './lists.js';
+import type { LicenseResource, LicenseUpdateInput } from './schemas.js';
 import { createStatusChanges } from './status-changes.js';
 import * as store from './store.js';
 import { namesTerms, termsOfRow, termsWith } from './terms.js';
@@ -23,16 +25,17 @@ export type LicenseService = ReturnType<typeof createLicenseService>;
 
 /**
  * The licenses module's service, composed of its use cases (issuing.ts, status-changes.ts,
- * device-admin.ts, usage-admin.ts), with the seller's reads and edits of a license and what other
- * modules ask of one (a renewal, a receipt's key) below; this is its whole surface.
+ * device-admin.ts, usage-admin.ts, lists.ts), with the seller's reads and edits of a license and
+ * what other modules ask of one (a renewal, a receipt's key) below; this is its whole surface.
  */
 export function createLicenseService(deps: LicenseServiceDeps) {
-  const { db, clock, log, products, apps, cache } = deps;
+  const { db, clock, log, products, cache } = deps;
   const requireLicense = licenseFinder(deps);
   const issuing = createIssuing(deps);
   const statuses = createStatusChanges({ ...deps, requireLicense });
   const devices = createDeviceAdmin({ ...deps, requireLicense });
   const usage = createUsageAdmin({ ...deps, requireLicense });
+  const lists = createLicenseLists(deps);
 
   return {
     issue: issuing.issue,
@@ -64,7 +67,15 @@ export function createLicenseService(deps: LicenseServiceDeps) {
       const now = clock.now();
       const result = await db.transaction().execute(async (trx) => {
         const applied = await store.applyLimits(trx, productId, licenseLimits(terms.licensePolicy), now);
-        for (const row of applied.changed) await recordLicenseEvent(trx, 'license.updated', row, now);
+        for (const row of applied.changed) {
+          await recordLicenseEvent(trx, 'license.updated', row, now);
+          await recordEntry(trx, row, {
+            type: 'license.updated',
+            actor: actorOf(principal),
+            data: { cause: 'product_policy', productId },
+            occurredAt: now,
+          });
+        }
         if (applied.changed.length > 0) await cache.announceSeller(trx, principal.userId);
         return applied;
       });
@@ -88,6 +99,12 @@ export function createLicenseService(deps: LicenseServiceDeps) {
       const row = await store.extendExpiry(trx, licenseId, expiresAt, now);
       if (row) {
         await recordLicenseEvent(trx, 'license.updated', row, now);
+        await recordEntry(trx, row, {
+          type: 'license.renewed',
+          actor: BILLING,
+          data: { expiresAt: expiresAt.toISOString() },
+          occurredAt: now,
+        });
         await cache.announceLicense(trx, licenseId);
       }
       // Before the caller commits; the announcement at commit drops what a read meanwhile stored.
@@ -103,14 +120,9 @@ export function createLicenseService(deps: LicenseServiceDeps) {
     get: async (principal: Principal, appId: string, licenseId: string) =>
       toLicense(await requireLicense(principal, appId, licenseId)),
 
-    async list(principal: Principal, appId: string, filter: LicenseFilter, page: Page) {
-      const app = await apps.requireOwnedApp(principal, appId);
-      // A key that cannot be one of ours matches nothing rather than being refused: it is a search.
-      const key = filter.key === undefined ? undefined : normalizeLicenseKey(filter.key);
-      if (key === null) return { licenses: [], total: 0, ...page };
-      const { rows, total } = await store.listLicenses(db, app.id, { ...filter, key }, page);
-      return { licenses: rows.map(toLicense), total, ...page };
-    },
+    list: lists.list,
+    listAll: lists.listAll,
+    exportAll: lists.exportAll,
 
     /** Changes e-mail, expiry, metadata or device limit. Extending an expired license revives it. */
     async update(principal: Principal, appId: string, licenseId: string, input: LicenseUpdateInput) {
@@ -137,6 +149,15 @@ export function createLicenseService(deps: LicenseServiceDeps) {
         const updated = await store.updateLicenseDetails(trx, license.id, changes, now);
         if (updated) {
           await recordLicenseEvent(trx, 'license.updated', updated, now);
+          await recordEntry(trx, updated, {
+            type: 'license.updated',
+            actor: actorOf(principal),
+            // The fields changed, not their values: metadata may hold what the seller keeps private.
+            data: {
+              fields: Object.keys(input).filter((field) => input[field as keyof typeof input] !== undefined),
+            },
+            occurredAt: now,
+          });
           await cache.announceLicense(trx, license.id);
         }
         return updated;
@@ -168,6 +189,11 @@ export function createLicenseService(deps: LicenseServiceDeps) {
         const row = await store.replaceKey(trx, license.id, generateLicenseKey(), now);
         if (!row) throw notFound('License');
         await recordLicenseEvent(trx, 'license.updated', row, now);
+        await recordEntry(trx, row, {
+          type: 'license.key_regenerated',
+          actor: actorOf(principal),
+          occurredAt: now,
+        });
         await cache.announceLicense(trx, row.id);
         if (product?.sendLicenseToCustomer && row.email && row.product_id)
           await store.queueNewKeyNotice(trx, {
@@ -175,6 +201,7 @@ export function createLicenseService(deps: LicenseServiceDeps) {
             productId: row.product_id,
             productName: product.name,
             licenseKey: row.key,
+            licenseId: row.id,
             now,
           });
         return toLicense(row);

@@ -1,10 +1,19 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
+import {
+  afterCursor,
+  keysetRows,
+  type ListOrder,
+  orderClause,
+  type SortColumn,
+  sortKey,
+} from '../../platform/db/list-order.js';
 import type { LicenseMetadata, LicenseRow, LicenseStatus } from '../../platform/db/schema.js';
-import type { Page } from '../../platform/http/schemas.js';
+import { containsPattern } from '../../platform/db/text-search.js';
+import type { Page, Sort } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import { type LicenseTerms, NO_TERMS } from '../products/index.js';
-import type { LicenseFilter } from './schemas.js';
+import type { LicenseSortColumn } from './schemas.js';
 
 export function insertLicense(
   executor: Executor,
@@ -81,17 +90,74 @@ export function findLicenseById(executor: Executor, licenseId: string): Promise<
   return executor.selectFrom('licenses').selectAll().where('id', '=', licenseId).executeTakeFirst();
 }
 
-export async function listLicenses(executor: Executor, appId: string, filter: LicenseFilter, page: Page) {
-  let query = executor.selectFrom('licenses').where('app_id', '=', appId);
+/** Whose licenses a list reads: one app's, or a seller's (of one app when `appId` is set). */
+export type LicenseScope = { appId: string } | { userId: string; appId: string | null };
+
+const SORT_COLUMNS: Record<LicenseSortColumn, SortColumn> = {
+  createdAt: { value: sql.ref('created_at'), type: 'timestamptz' },
+  lastVerifiedAt: { value: sql.ref('last_verified_at'), type: 'timestamptz' },
+  expiresAt: { value: sql.ref('expires_at'), type: 'timestamptz' },
+  status: { value: sql.ref('status'), type: 'text' },
+  email: { value: sql.ref('email'), type: 'text' },
+};
+
+/** The order of a license list: the sort asked, then the id the same way. */
+export function licenseOrder(sort: Sort<LicenseSortColumn>): ListOrder {
+  return { column: SORT_COLUMNS[sort.column], descending: sort.descending, id: sql.ref('id') };
+}
+
+function scopedLicenses(executor: Executor, scope: LicenseScope, filter: LicenseSearch) {
+  let query = executor.selectFrom('licenses');
+  if ('userId' in scope) query = query.where('user_id', '=', scope.userId);
+  if (scope.appId) query = query.where('app_id', '=', scope.appId);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.productId) query = query.where('product_id', '=', filter.productId);
-  if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
+  // A plain ilike: a seller's licenses are few enough to scan, and no trigram extension is needed.
+  if (filter.email) query = query.where('email', 'ilike', containsPattern(filter.email));
   if (filter.key) query = query.where('key', '=', filter.key);
+  return query;
+}
+
+/** What a license list is filtered by, its key already normalised. */
+export interface LicenseSearch {
+  status?: LicenseStatus;
+  productId?: string;
+  email?: string;
+  key?: string;
+}
+
+export async function listLicenses(
+  executor: Executor,
+  scope: LicenseScope,
+  filter: LicenseSearch,
+  order: ListOrder,
+  page: Page,
+) {
+  const query = scopedLicenses(executor, scope, filter);
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    query.selectAll().orderBy(orderClause(order)).limit(page.limit).offset(page.offset).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.total) };
+}
+
+/** Every license of the list, a page at a time in its order (the CSV export). */
+export function exportLicenses(
+  executor: Executor,
+  scope: LicenseScope,
+  filter: LicenseSearch,
+  order: ListOrder,
+): AsyncGenerator<LicenseRow> {
+  return keysetRows((after, size) => {
+    let query = scopedLicenses(executor, scope, filter);
+    if (after) query = query.where(afterCursor(order, after));
+    return query
+      .selectAll()
+      .select(sortKey(order).as('sort_key'))
+      .orderBy(orderClause(order))
+      .limit(size)
+      .execute();
+  });
 }
 
 /**
@@ -281,7 +347,14 @@ export function replaceKey(trx: Executor, licenseId: string, key: string, now: D
 /** The buyer's message with a license's new key, in the transaction that changed it. */
 export async function queueNewKeyNotice(
   trx: Executor,
-  notice: { email: string; productId: string; productName: string; licenseKey: string; now: Date },
+  notice: {
+    email: string;
+    productId: string;
+    productName: string;
+    licenseKey: string;
+    licenseId: string;
+    now: Date;
+  },
 ) {
   await trx
     .insertInto('notifications')
@@ -295,6 +368,7 @@ export async function queueNewKeyNotice(
         productName: notice.productName,
         buyerEmail: notice.email,
         licenseKey: notice.licenseKey,
+        licenseId: notice.licenseId,
       }),
       created_at: notice.now,
     })

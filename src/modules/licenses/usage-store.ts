@@ -81,6 +81,8 @@ export async function consumeUses(
     periods: UsePeriods;
     now: Date;
     eventIds: { threshold: string; exhausted: string };
+    /** The timeline entries linking them. */
+    entryIds: { threshold: string; exhausted: string };
   },
 ) {
   const period = periodOf(input.periods);
@@ -117,7 +119,16 @@ export async function consumeUses(
           'usesRemaining', greatest(max_uses - uses, 0), 'usesResetInterval', uses_reset_interval),
         ${input.now}::timestamptz
       from crossed
-      returning 1
+      returning id, type, user_id, app_id, created_at
+    ),
+    -- Each linked from the license's timeline, as recordEvent links the events it appends.
+    linked as (
+      insert into license_events (id, license_id, user_id, app_id, type, data, occurred_at)
+      select case r.type when 'license.usage.threshold' then ${input.entryIds.threshold}::uuid
+          else ${input.entryIds.exhausted}::uuid end,
+        ${input.licenseId}::uuid, r.user_id, r.app_id, 'webhook.event',
+        jsonb_build_object('eventId', r.id, 'eventType', r.type, 'audience', 'core'), r.created_at
+      from recorded r
     ),
     notified as (select pg_notify(${EVENTS_RECORDED_CHANNEL}, '') from recorded limit 1)
     select uses, max_uses, uses_reset_interval, uses_period_start, (select count(*) from notified) as notified

@@ -2,6 +2,7 @@ import type { Executor } from '../../platform/db/database.js';
 import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import type { NameLimitExcess } from '../../platform/http/rate-limit.js';
 import { newId } from '../../platform/ids.js';
+import type { ClientCall } from '../timeline/index.js';
 import type { VerificationDeps, VerificationLookups } from './deps.js';
 import { effectiveStatus, grantsUse, keepsAccess, REASON_OF_STATUS } from './license-status.js';
 import type { UsageCode, UsageResultType } from './schemas.js';
@@ -39,7 +40,8 @@ export function createUsageConsumer({
   lookup,
   usable,
   checkedIn,
-}: Pick<VerificationDeps, 'db' | 'clock' | 'log'> & VerificationLookups) {
+  timeline,
+}: Pick<VerificationDeps, 'db' | 'clock' | 'log' | 'timeline'> & VerificationLookups) {
   /**
    * Consumes uses of the license's quota: all of `amount` or none, in one conditional
    * statement, so concurrent consumes never take the count past the quota. With an
@@ -50,6 +52,7 @@ export function createUsageConsumer({
     input: { key: string; hwuid?: string; appId?: string; amount: number },
     idempotent?: IdempotentAnswer<UsageResultType>,
     excess?: NameLimitExcess,
+    client?: ClientCall,
   ): Promise<UsageResultType> {
     const hwuid = input.hwuid ?? null;
     const lookedUp = await lookup(input.key, hwuid, input.appId, excess);
@@ -83,6 +86,7 @@ export function createUsageConsumer({
         periods: usePeriods(now),
         now,
         eventIds: { threshold: newId(), exhausted: newId() },
+        entryIds: { threshold: newId(), exhausted: newId() },
       });
       if (consumed) return usageAnswer(true, undefined, consumed, now);
       // Nothing consumed: the quota would be passed, or the license changed since it was read.
@@ -95,7 +99,11 @@ export function createUsageConsumer({
       return usageAnswer(false, 'usage_exhausted', current, now);
     };
     const result = idempotent ? await transactionWithAnswer(db, idempotent, work) : await work(db);
-    if (result.consumed) log.info({ licenseId: found.id }, 'license.usage.consumed');
+    if (result.consumed) {
+      const data = JSON.stringify({ amount: input.amount, uses: result.uses, maxUses: result.max_uses });
+      timeline.record(found, 'usage.consumed', null, hwuid, client, now, data);
+      log.info({ licenseId: found.id }, 'license.usage.consumed');
+    }
     return result;
   };
 }

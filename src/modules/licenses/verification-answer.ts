@@ -57,7 +57,7 @@ export function createVerificationAnswers({
     // Every verification that found its license ends here (unknown keys have no app to count
     // for); a valid one is counted once its answer is complete, so a failed signing is not.
     if (code !== undefined) {
-      counts.count(found.app_id, false, now);
+      counts.count(found.app_id, false, now, found.id);
       outcomes?.(code);
       return {
         valid: false,
@@ -108,7 +108,7 @@ export function createVerificationAnswers({
     const remaining = usage === null ? null : usesRemaining(usage, now);
     if (remaining !== null) granted.uses_remaining = remaining;
     if (!signer) {
-      counts.count(found.app_id, true, now);
+      counts.count(found.app_id, true, now, found.id);
       outcomes?.(undefined);
       return granted;
     }
@@ -130,7 +130,7 @@ export function createVerificationAnswers({
         usesRemaining: remaining ?? undefined,
       })
       .then((issued) => {
-        counts.count(found.app_id, true, now);
+        counts.count(found.app_id, true, now, found.id);
         outcomes?.(undefined);
         if (!issued) return granted;
         granted.license_token = issued.token;

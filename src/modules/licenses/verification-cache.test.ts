@@ -165,6 +165,7 @@ function countedVerification(db: TestServer['db'], cache: Parameters<typeof crea
     jwksUri: 'unused',
     counts: { count: (_appId, valid) => counted.push(valid) },
     cache,
+    timeline: { record: () => {} },
   });
   return { verification, counted };
 }

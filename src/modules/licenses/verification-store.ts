@@ -55,8 +55,8 @@ const verificationLookup = preparedStatement('license_verification_many', ['keys
 );
 
 /**
- * The license, its product's features, its seller's tier and how its app's tokens are signed:
- * what the cache holds.
+ * The license, its product's features, its seller's tier, how its app's tokens are signed and
+ * what its timeline keeps of client addresses: what the cache holds.
  */
 const VERIFICATION_COLUMNS = [
   'l.id',
@@ -85,6 +85,8 @@ const VERIFICATION_COLUMNS = [
   'p.features as product_features',
   'u.tier',
   'a.token_algorithm',
+  // What the license's timeline keeps of a client's address.
+  'a.client_addresses',
 ] as const;
 
 /** The columns above for licenses whose seller is not deleted. */
@@ -143,3 +145,22 @@ const refreshDevices = preparedStatement(
       )
       .select(['d.license_id', 'd.hwuid', 'd.name', 'd.platform']),
 );
+
+/**
+ * Moves each license's last_verified_at forward to the time given, never back (two nodes may
+ * flush out of order); licenses deleted since are skipped. The one write of the column: the
+ * verification counts' batched flush, off the request.
+ */
+export async function recordLastVerified(
+  executor: Executor,
+  verified: readonly { licenseId: string; at: Date }[],
+): Promise<void> {
+  await sql`
+    update licenses as l set last_verified_at = v.at
+    from unnest(
+      ${verified.map((entry) => entry.licenseId)}::uuid[],
+      ${verified.map((entry) => entry.at.toISOString())}::timestamptz[]
+    ) as v (id, at)
+    where l.id = v.id and (l.last_verified_at is null or l.last_verified_at < v.at)
+  `.execute(executor);
+}

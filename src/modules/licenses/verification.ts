@@ -1,4 +1,5 @@
 import type { NameLimitExcess } from '../../platform/http/rate-limit.js';
+import type { ClientCall } from '../timeline/index.js';
 import type { Found, LicenseState } from './cache-entry.js';
 import { createCheckIn } from './check-in.js';
 import type { VerificationDeps } from './deps.js';
@@ -17,6 +18,10 @@ export type { VerificationDeps } from './deps.js';
 
 export type Verification = ReturnType<typeof createVerification>;
 
+/** A timeline entry's data saying which call a verification came through (verify says none). */
+const VALIDATE_CALL = '{"call":"validate-hardware"}';
+const CHECKOUT_CALL = '{"call":"checkout"}';
+
 /**
  * What client software calls: verify a key (activating the device when there is room),
  * validate an already bound device, and introspect or revoke the tokens handed out. Invalid
@@ -32,9 +37,30 @@ export function createVerification({
   counts,
   cache,
   outcomes,
+  timeline,
 }: VerificationDeps) {
   const { answer, unknownKey } = createVerificationAnswers({ db, signer, jwksUri, counts, outcomes });
-  const checkedIn = createCheckIn({ db, log });
+  const checkedIn = createCheckIn({ db, log, timeline });
+
+  /**
+   * The answer, once there, recorded in the license's timeline (in memory: flushed in batches).
+   * A key that matches no license has no timeline to record it in.
+   */
+  function journaled(
+    lookedUp: Found | null,
+    hwuid: string | null,
+    client: ClientCall | undefined,
+    call: string | null,
+    result: Later<VerificationResultType>,
+  ): Later<VerificationResultType> {
+    if (!lookedUp) return result;
+    const license = lookedUp.state;
+    return andThen(result, (answered) => {
+      const outcome = answered.valid ? 'valid' : (answered.code ?? 'invalid');
+      timeline.record(license, 'verification', outcome, hwuid, client, clock.now(), call);
+      return answered;
+    });
+  }
 
   function lookup(
     key: string,
@@ -107,12 +133,15 @@ export function createVerification({
     lookedUp: Found | null,
     hwuid: string | null,
     input: { key: string; checkIn?: boolean } & DeviceLabelInput,
+    client: ClientCall | undefined,
   ): Later<VerificationResultType> {
     if (!lookedUp) return unknownKey();
     const found = lookedUp.state;
     const now = clock.now();
     if (!usable(found, now)) return answer(found, { hwBound: false }, now);
-    return afterCheckIn(found, input.checkIn ?? true, now, () => bindOrAnswer(lookedUp, hwuid, input, now));
+    return afterCheckIn(found, input.checkIn ?? true, now, () =>
+      bindOrAnswer(lookedUp, hwuid, input, now, client),
+    );
   }
 
   function bindOrAnswer(
@@ -120,6 +149,7 @@ export function createVerification({
     hwuid: string | null,
     input: { key: string } & DeviceLabelInput,
     now: Date,
+    client: ClientCall | undefined,
   ): Later<VerificationResultType> {
     const { state: found, deviceBound, label } = lookedUp;
     if (found.floating) return seatHolder(found, hwuid, input, now);
@@ -138,7 +168,7 @@ export function createVerification({
     }
     // Past its expiry a license keeping access keeps the devices it had, and binds no new one.
     if (keepsAccess(found, now)) return answer(found, { code: 'license_expired', hwBound: false }, now);
-    return activate(lookedUp, hwuid, input, now);
+    return activate(lookedUp, hwuid, input, now, client);
   }
 
   const canonicalKeyOf = (key: string) => normalizeLicenseKey(key) as string;
@@ -152,6 +182,7 @@ export function createVerification({
     hwuid: string,
     label: DeviceLabelInput,
     now: Date,
+    client: ClientCall | undefined,
   ): Promise<VerificationResultType> {
     const found = lookedUp.state;
     const trialOf = found.status === 'trial' ? found.product_id : null;
@@ -166,6 +197,13 @@ export function createVerification({
     }
     // Bound here, or by a concurrent request of the same device (which sent the same label).
     cache.bound(lookedUp, hwuid, { name: label.name ?? null, platform: label.platform ?? null });
+    if (activation === 'activated') {
+      const named =
+        label.name || label.platform
+          ? JSON.stringify({ name: label.name ?? null, platform: label.platform ?? null })
+          : null;
+      timeline.record(found, 'device.activated', null, hwuid, client, now, named);
+    }
     log.info({ licenseId: found.id }, 'license.device.activated');
     return answer(found, { hwBound: true }, now);
   }
@@ -189,7 +227,7 @@ export function createVerification({
     });
   }
 
-  const consumeUsage = createUsageConsumer({ db, clock, log, lookup, usable, checkedIn });
+  const consumeUsage = createUsageConsumer({ db, clock, log, lookup, usable, checkedIn, timeline });
   const seatLeases = createSeatLeases({ db, clock, log, lookup, usable, checkedIn, answer, unknownKey });
   const tokens = createTokenIntrospection({ db, clock, log, signer, denylist });
 
@@ -200,14 +238,16 @@ export function createVerification({
      * and device this node knows are answered at once, without a promise, unless a token is
      * signed. A name or platform the device's stored label lacks is written as well.
      * `excess`: the key is past the plain per-key limit, refused unless its seats allow more.
+     * `client`: where the call came from, for the license's timeline.
      */
     verify(
       input: { key: string; hwuid?: string; appId?: string; checkIn?: boolean } & DeviceLabelInput,
       excess?: NameLimitExcess,
+      client?: ClientCall,
     ): Later<VerificationResultType> {
       const hwuid = input.hwuid ?? null;
       return andThen(lookup(input.key, hwuid, input.appId, excess), (found) =>
-        verifyFound(found, hwuid, input),
+        journaled(found, hwuid, client, null, verifyFound(found, hwuid, input, client)),
       );
     },
 
@@ -215,14 +255,22 @@ export function createVerification({
     validateHardware(
       input: { key: string; hwuid: string; appId?: string; checkIn?: boolean } & DeviceLabelInput,
       excess?: NameLimitExcess,
+      client?: ClientCall,
     ): Later<VerificationResultType> {
       return andThen(lookup(input.key, input.hwuid, input.appId, excess), (found) =>
-        validateFound(found, input.hwuid, input),
+        journaled(found, input.hwuid, client, VALIDATE_CALL, validateFound(found, input.hwuid, input)),
       );
     },
 
     /** Takes or renews a seat on a floating license (seat-leases.ts). */
-    checkout: seatLeases.checkout,
+    async checkout(
+      input: { key: string; hwuid: string; appId?: string; checkIn?: boolean } & DeviceLabelInput,
+      excess?: NameLimitExcess,
+      client?: ClientCall,
+    ): Promise<VerificationResultType> {
+      const found = await lookup(input.key, null, input.appId, excess);
+      return journaled(found, input.hwuid, client, CHECKOUT_CALL, seatLeases.checkout(found, input));
+    },
 
     /** Consumes uses of the license's quota (usage.ts). */
     consumeUsage,

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Executor } from '../../platform/db/database.js';
 import type { NotificationsTable } from '../../platform/db/schema.js';
+import { recordEntryById } from '../timeline/index.js';
 
 export type NotificationRow = Selectable<NotificationsTable>;
 
@@ -50,27 +51,42 @@ export async function accountAddresses(db: Db, userIds: readonly string[]): Prom
  */
 export async function settle(
   db: Db,
-  claimed: Pick<NotificationRow, 'id' | 'leased_until'>,
+  claimed: Pick<NotificationRow, 'id' | 'leased_until' | 'kind' | 'data'>,
   outcome: { status: 'sent' } | { status: 'pending' | 'failed'; retryAt: Date | null; error: string },
   now: Date,
 ): Promise<boolean> {
-  let update = db
-    .updateTable('notifications')
-    .set(
-      outcome.status === 'sent'
-        ? { status: 'sent', sent_at: now, leased_until: null, last_error: null }
-        : {
-            status: outcome.status,
-            next_attempt_at: outcome.retryAt,
-            leased_until: null,
-            last_error: outcome.error,
-          },
-    )
-    .where('id', '=', claimed.id)
-    .where('status', '=', 'pending');
-  if (claimed.leased_until) update = update.where('leased_until', '=', claimed.leased_until);
-  const result = await update.executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const settle = async (executor: Executor) => {
+    let update = executor
+      .updateTable('notifications')
+      .set(
+        outcome.status === 'sent'
+          ? { status: 'sent', sent_at: now, leased_until: null, last_error: null }
+          : {
+              status: outcome.status,
+              next_attempt_at: outcome.retryAt,
+              leased_until: null,
+              last_error: outcome.error,
+            },
+      )
+      .where('id', '=', claimed.id)
+      .where('status', '=', 'pending');
+    if (claimed.leased_until) update = update.where('leased_until', '=', claimed.leased_until);
+    const result = await update.executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  };
+  const licenseId = claimed.data.licenseId;
+  if (outcome.status === 'pending' || typeof licenseId !== 'string') return settle(db);
+  // A message about a license, settled for good, goes in the license's timeline with it.
+  return db.transaction().execute(async (trx) => {
+    if (!(await settle(trx))) return false;
+    await recordEntryById(trx, licenseId, {
+      type: outcome.status === 'sent' ? 'email.sent' : 'email.failed',
+      outcome: outcome.status === 'sent' ? null : 'failed',
+      data: { kind: claimed.kind, notificationId: claimed.id },
+      occurredAt: now,
+    });
+    return true;
+  });
 }
 
 /** Deletes a claimed notice that no mail is owed for (under its lease, as settle does). */

@@ -112,6 +112,7 @@ export function createFulfilment({
             : null;
         await store.queuePurchaseNotices(trx, paid, {
           licenseKey: license.key,
+          licenseId: license.id,
           productName: product?.name ?? '',
           // The trial key in the buyer's software just stopped: the new key goes to them, on any tier.
           sendToBuyer: (product?.sendLicenseToCustomer ?? false) || endedTrials.length > 0,

@@ -42,7 +42,10 @@ export function createPartnerEvents({
       return moved;
     });
     if (canceled?.license_id)
-      await licenses.moveForPayment(canceled.license_id, 'revoked', ['active', 'suspended', 'expired']);
+      await licenses.moveForPayment(canceled.license_id, 'revoked', ['active', 'suspended', 'expired'], {
+        orderId: order.id,
+        cause: 'refund',
+      });
     if (canceled) log.info({ orderId: order.id }, 'order.refunded');
   }
 
@@ -86,10 +89,11 @@ export function createPartnerEvents({
       return saved;
     });
     if (!row || !order.license_id) return;
-    if (row.status === 'won') await licenses.moveForPayment(order.license_id, 'active', ['suspended']);
+    const cause = { disputeId: row.id, orderId: order.id, cause: `dispute_${row.status}` };
+    if (row.status === 'won') await licenses.moveForPayment(order.license_id, 'active', ['suspended'], cause);
     else if (row.status === 'lost')
-      await licenses.moveForPayment(order.license_id, 'revoked', ['active', 'suspended']);
-    else await licenses.moveForPayment(order.license_id, 'suspended', ['active']);
+      await licenses.moveForPayment(order.license_id, 'revoked', ['active', 'suspended'], cause);
+    else await licenses.moveForPayment(order.license_id, 'suspended', ['active'], cause);
     log.info({ disputeId: row.id, status: row.status }, 'dispute.recorded');
   }
 

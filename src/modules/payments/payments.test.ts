@@ -485,7 +485,7 @@ describe('orders and transactions for the seller', () => {
     const list = (await server.api.get('/orders', { token: seller.token })).expect(200).body;
     assert.deepEqual(
       list.orders.map((o: { id: string }) => o.id),
-      [old.orderId, recent.orderId, today.orderId],
+      [today.orderId, recent.orderId, old.orderId],
     );
     assert.equal(list.orders[0].licenseId, undefined, 'the list leaves detail fields out');
     const onlyRejected = (await server.api.get('/orders?status=rejected', { token: seller.token })).expect(

@@ -1,4 +1,5 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import { csvResponse, sendCsv } from '../../platform/http/csv.js';
 import { idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
@@ -12,6 +13,7 @@ import {
   DisputeListQuery,
   DisputeParams,
   OrderDetail,
+  OrderExportQuery,
   OrderList,
   OrderListQuery,
   OrderParams,
@@ -23,6 +25,7 @@ import {
   TransactionStatusBody,
   TransactionsBody,
 } from './schemas.js';
+import { ORDER_CSV_HEADER } from './seller-reads.js';
 import type { PaymentService } from './service.js';
 
 /** Buyers' routes (the card partner's, named as the interface names them) and sellers' reads. */
@@ -129,7 +132,7 @@ export function registerPaymentRoutes(
     schema: {
       summary: 'List your orders',
       description:
-        'Paid and pending orders of your products unless status asks for another. A paid order whose license is suspended or revoked reads canceled.',
+        'Paid and pending orders of your products unless status asks for another. A paid order whose license is suspended or revoked reads canceled. Newest first unless `sort` names another order; `email` matches any part of the address, ignoring case.',
       tags: ['orders'],
       querystring: OrderListQuery,
       response: { 200: OrderList },
@@ -138,6 +141,24 @@ export function registerPaymentRoutes(
       const { limit, offset, ...filter } = request.query;
       return payments.listOrders(principalOf(request), filter, pageOf({ limit, offset }));
     },
+  });
+
+  app.get('/orders/export.csv', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'Export your orders as CSV',
+      description: `Every order the list with the same filters and sort would show, without paging, streamed as CSV (RFC 4180, UTF-8, a header row) for a spreadsheet. Columns: ${ORDER_CSV_HEADER.join(', ')}. A text cell starting with = + - @, a tab or a carriage return is prefixed with a single quote so a spreadsheet cannot run it as a formula.`,
+      tags: ['orders'],
+      querystring: OrderExportQuery,
+      response: { 200: csvResponse('The orders as a CSV download (orders.csv)') },
+    },
+    handler: async (request, reply) =>
+      sendCsv(
+        reply,
+        'orders.csv',
+        ORDER_CSV_HEADER,
+        payments.exportOrders(principalOf(request), request.query),
+      ),
   });
 
   app.get('/disputes', {

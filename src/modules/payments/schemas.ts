@@ -1,5 +1,13 @@
-import Type from 'typebox';
-import { DateTime, Email, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import Type, { type Static } from 'typebox';
+import {
+  DateTime,
+  Email,
+  Nullable,
+  PageQuery,
+  SortQuery,
+  Timestamp,
+  Uuid,
+} from '../../platform/http/schemas.js';
 
 export const ORDER_STATUSES = ['pending', 'paid', 'canceled', 'rejected'] as const;
 export const WINDOWS = ['all', 'today', 'week', 'month'] as const;
@@ -97,17 +105,30 @@ const OrderFields = {
 export const OrderSummary = Type.Object(OrderFields);
 export const OrderDetail = Type.Object({ ...OrderFields, licenseId: Nullable(Uuid), updatedAt: Timestamp });
 export const OrderParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const ORDER_SORTS = ['createdAt', 'amount', 'status', 'email'] as const;
+export type OrderSortColumn = (typeof ORDER_SORTS)[number];
+
+const OrderFilterFields = {
+  status: Type.Optional(Type.Enum(ORDER_STATUSES)),
+  productId: Type.Optional(Uuid),
+  email: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 254,
+      description: 'Matches any part of the buyer’s address, ignoring case (% and _ are plain characters)',
+    }),
+  ),
+  from: Type.Optional(DateTime),
+  to: Type.Optional(DateTime),
+  sort: SortQuery(ORDER_SORTS, '-createdAt (newest first)'),
+};
 export const OrderListQuery = Type.Object(
-  {
-    ...PageQuery,
-    status: Type.Optional(Type.Enum(ORDER_STATUSES)),
-    productId: Type.Optional(Uuid),
-    email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
-    from: Type.Optional(DateTime),
-    to: Type.Optional(DateTime),
-  },
+  { ...PageQuery, ...OrderFilterFields },
   { additionalProperties: false },
 );
+/** The same filters and sort as the list, without paging: the export has every row. */
+export const OrderExportQuery = Type.Object(OrderFilterFields, { additionalProperties: false });
+export type OrderListFilter = Static<typeof OrderExportQuery>;
 export const OrderList = Type.Object({
   orders: Type.Array(OrderSummary),
   total: Type.Integer(),

@@ -1,9 +1,10 @@
-import type { DisputeRow, OrderStatus } from '../../platform/db/schema.js';
+import type { DisputeRow } from '../../platform/db/schema.js';
+import type { CsvValue } from '../../platform/http/csv.js';
 import { apiKeyAppId, type Principal, visibleTo } from '../../platform/http/principal.js';
-import { iso, isoOrNull, type Page } from '../../platform/http/schemas.js';
+import { iso, isoOrNull, type Page, type Sort, sortOf } from '../../platform/http/schemas.js';
 import { fromDecimalString } from '../../platform/money.js';
 import type { PaymentServiceDeps } from './deps.js';
-import { MAX_BATCH } from './schemas.js';
+import { MAX_BATCH, type OrderListFilter, type OrderSortColumn } from './schemas.js';
 import * as store from './store.js';
 
 type Window = 'all' | 'today' | 'week' | 'month';
@@ -56,26 +57,32 @@ export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' |
       };
     },
 
-    async listOrders(
-      principal: Principal,
-      filter: { status?: OrderStatus; productId?: string; email?: string; from?: string; to?: string },
-      page: Page,
-    ) {
+    async listOrders(principal: Principal, filter: OrderListFilter, page: Page) {
+      const now = clock.now();
       const { rows, total } = await store.listOrders(
         db,
         principal.userId,
-        {
-          statuses: filter.status ? [filter.status] : ['paid', 'pending'],
-          appId: apiKeyAppId(principal),
-          productId: filter.productId,
-          email: filter.email,
-          from: filter.from ? new Date(filter.from) : undefined,
-          to: filter.to ? new Date(filter.to) : undefined,
-        },
+        orderFilter(principal, filter),
+        store.sellerOrderOrder(sortOf(filter.sort, NEWEST_FIRST), now),
         page,
-        clock.now(),
+        now,
       );
       return { orders: rows.map(toOrderSummary), total, ...page };
+    },
+
+    /** The rows of the CSV export (ORDER_CSV_HEADER), read as they are sent. */
+    exportOrders(principal: Principal, filter: OrderListFilter): AsyncIterable<CsvValue[]> {
+      const now = clock.now();
+      const rows = store.exportOrders(
+        db,
+        principal.userId,
+        orderFilter(principal, filter),
+        store.sellerOrderOrder(sortOf(filter.sort, NEWEST_FIRST), now),
+        now,
+      );
+      return (async function* () {
+        for await (const row of rows) yield orderCsvRow(row);
+      })();
     },
 
     async listDisputes(principal: Principal, filter: { status?: string }, page: Page) {
@@ -106,6 +113,49 @@ export function createSellerReads({ db, clock }: Pick<PaymentServiceDeps, 'db' |
       return { ...toOrderSummary(order), licenseId: order.license_id, updatedAt: iso(order.live_updated_at) };
     },
   };
+}
+
+/** Newest first, unless the query sorts otherwise. */
+const NEWEST_FIRST: Sort<OrderSortColumn> = { column: 'createdAt', descending: true };
+
+/** What the seller's order list and export read: paid and pending unless a status is asked. */
+function orderFilter(principal: Principal, filter: OrderListFilter): store.OrderFilter {
+  return {
+    statuses: filter.status ? [filter.status] : ['paid', 'pending'],
+    appId: apiKeyAppId(principal),
+    productId: filter.productId,
+    emailContains: filter.email,
+    from: filter.from ? new Date(filter.from) : undefined,
+    to: filter.to ? new Date(filter.to) : undefined,
+  };
+}
+
+/** The columns of the orders CSV, in order (docs/payments.md lists them). */
+export const ORDER_CSV_HEADER = [
+  'id',
+  'createdAt',
+  'email',
+  'productId',
+  'amount',
+  'currency',
+  'status',
+  'paymentProvider',
+  'transactionId',
+] as const;
+
+function orderCsvRow(order: store.SellerOrderRow): CsvValue[] {
+  const summary = toOrderSummary(order);
+  return [
+    summary.id,
+    summary.createdAt,
+    summary.email,
+    summary.productId,
+    summary.amount,
+    summary.currency,
+    summary.status,
+    summary.paymentProvider,
+    summary.transactionId,
+  ];
 }
 
 /** Relative windows in UTC: today from 00:00 UTC, week the last 7 days, month the last 30 days. */

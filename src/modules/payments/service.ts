@@ -27,6 +27,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     transactionStatus: sellerReads.transactionStatus,
     transactions: sellerReads.transactions,
     listOrders: sellerReads.listOrders,
+    exportOrders: sellerReads.exportOrders,
     listDisputes: sellerReads.listDisputes,
     getDispute: sellerReads.getDispute,
     getOrder: sellerReads.getOrder,

@@ -1,8 +1,18 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
+import {
+  afterCursor,
+  keysetRows,
+  type ListOrder,
+  orderClause,
+  type SortColumn,
+  sortKey,
+} from '../../platform/db/list-order.js';
 import type { DisputeRow, OrderRow, OrderStatus } from '../../platform/db/schema.js';
-import type { Page } from '../../platform/http/schemas.js';
+import { containsPattern } from '../../platform/db/text-search.js';
+import type { Page, Sort } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
+import type { OrderSortColumn } from './schemas.js';
 
 type OptionalOrderColumns =
   | 'license_id'
@@ -77,6 +87,8 @@ export async function queuePurchaseNotices(
   order: OrderRow,
   details: {
     licenseKey: string;
+    /** The license the notices are about: its timeline records each one sent (mail/store.ts). */
+    licenseId: string;
     productName: string;
     sendToBuyer: boolean;
     /** The license replaced the buyer's trial: the buyer's message says its key replaces the trial's. */
@@ -93,6 +105,7 @@ export async function queuePurchaseNotices(
     amount: order.amount,
     currency: order.currency,
     buyerEmail: order.email,
+    licenseId: details.licenseId,
   };
   const withKey = JSON.stringify({ ...data, licenseKey: details.licenseKey });
   const toBuyer = details.replacesTrial
@@ -174,7 +187,10 @@ export interface OrderFilter {
   /** Matched against the live status (as the seller reads it); any status when left out. */
   statuses?: readonly OrderStatus[];
   productId?: string;
+  /** The whole address, ignoring case (transaction lookups). */
   email?: string;
+  /** Any part of the address, ignoring case (the seller's list). */
+  emailContains?: string;
   from?: Date;
   to?: Date;
   transactionIds?: readonly string[];
@@ -192,6 +208,8 @@ function sellerOrders(executor: Executor, userId: string, filter: OrderFilter, n
   if (filter.statuses) query = query.where(live.status, 'in', filter.statuses);
   if (filter.productId) query = query.where('o.product_id', '=', filter.productId);
   if (filter.email) query = query.where(sql<string>`lower(o.email)`, '=', filter.email.toLowerCase());
+  // A plain ilike: a seller's orders are few enough to scan, and no trigram extension is needed.
+  if (filter.emailContains) query = query.where('o.email', 'ilike', containsPattern(filter.emailContains));
   if (filter.from) query = query.where('o.created_at', '>=', filter.from);
   if (filter.to) query = query.where('o.created_at', '<', filter.to);
   if (filter.transactionIds) query = query.where('o.transaction_id', 'in', filter.transactionIds);
@@ -231,25 +249,51 @@ export function findOwnedTransaction(
   ).executeTakeFirst();
 }
 
+/** The order of an order list: the sort asked (status as the seller reads it), then the id. */
+export function sellerOrderOrder(sort: Sort<OrderSortColumn>, now: Date): ListOrder {
+  const columns: Record<OrderSortColumn, SortColumn> = {
+    createdAt: { value: sql.ref('o.created_at'), type: 'timestamptz' },
+    amount: { value: sql.ref('o.amount'), type: 'numeric' },
+    status: { value: liveStatus(now).status, type: 'text' },
+    email: { value: sql.ref('o.email'), type: 'text' },
+  };
+  return { column: columns[sort.column], descending: sort.descending, id: sql.ref('o.id') };
+}
+
 /** One page of the seller's orders with their live status, and the total. */
 export async function listOrders(
   executor: Executor,
   userId: string,
   filter: OrderFilter,
+  order: ListOrder,
   page: Page,
   now: Date,
 ): Promise<{ rows: SellerOrderRow[]; total: number }> {
   const orders = sellerOrders(executor, userId, filter, now);
   const [rows, total] = await Promise.all([
-    selectSellerOrder(orders)
-      .orderBy('o.created_at')
-      .orderBy('o.id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
+    selectSellerOrder(orders).orderBy(orderClause(order)).limit(page.limit).offset(page.offset).execute(),
     orders.query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.total) };
+}
+
+/** Every order of the list, a page at a time in its order (the CSV export). */
+export function exportOrders(
+  executor: Executor,
+  userId: string,
+  filter: OrderFilter,
+  order: ListOrder,
+  now: Date,
+): AsyncGenerator<SellerOrderRow> {
+  return keysetRows((after, size) => {
+    const orders = sellerOrders(executor, userId, filter, now);
+    const query = after ? { ...orders, query: orders.query.where(afterCursor(order, after)) } : orders;
+    return selectSellerOrder(query)
+      .select(sortKey(order).as('sort_key'))
+      .orderBy(orderClause(order))
+      .limit(size)
+      .execute();
+  });
 }
 
 /** The seller's transactions among the ids given (at most `limit` of them), in one statement. */

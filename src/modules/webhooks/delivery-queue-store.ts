@@ -256,8 +256,40 @@ export async function settleAttempts(
       }
     }
     await insertAttempts(trx, logged);
+    await recordGivenUp(
+      trx,
+      settlements.filter(({ next }) => next.status === 'failed').map(({ record }) => record),
+    );
     return endpoints;
   });
+}
+
+/**
+ * Deliveries given up on (no retry left), each in the timeline of the license its event is
+ * about, as recordEvent linked the event (events/store.ts names the license the same way). Only
+ * those this worker settled as failed: one whose lease was lost is another worker's to settle.
+ */
+async function recordGivenUp(trx: Executor, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await sql`
+    insert into license_events (id, license_id, user_id, app_id, type, outcome, data, occurred_at)
+    select v.entry_id, l.id, l.user_id, l.app_id, 'webhook.failed', 'failed',
+      jsonb_build_object('eventId', d.event_id, 'eventType', d.event_type, 'endpointId', d.endpoint_id,
+        'deliveryId', d.id, 'attempts', d.attempts, 'statusCode', v.status_code),
+      v.at
+    from unnest(
+      ${records.map(() => newId())}::uuid[],
+      ${records.map((record) => record.deliveryId)}::uuid[],
+      ${records.map((record) => record.statusCode)}::integer[],
+      ${records.map((record) => record.at)}::timestamptz[]
+    ) as v (entry_id, delivery_id, status_code, at)
+    join webhook_deliveries d on d.id = v.delivery_id and d.status = 'failed'
+    join events e on e.id = d.event_id
+    join licenses l on l.id = (case
+      when e.type like 'trial.%' then e.data->>'id'
+      when e.type like 'license.%' then coalesce(e.data->>'licenseId', e.data->>'id')
+      else e.data->>'licenseId' end)::uuid
+  `.execute(trx);
 }
 
 /** Settlements split, in order, into rounds that name each delivery at most once. */

@@ -29,8 +29,32 @@ export interface AppsTable {
   description: ColumnType<string, string | undefined, string>;
   /** What signs the app's license tokens, license files and revocation lists (migration 0027). */
   token_algorithm: ColumnType<SigningAlgorithm, SigningAlgorithm | undefined, SigningAlgorithm>;
+  /** What license timelines keep of a client's address (migration 0031). */
+  client_addresses: ColumnType<ClientAddressPolicy, ClientAddressPolicy | undefined, ClientAddressPolicy>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** What a license's timeline keeps of a client's address: all, its network, or nothing. */
+export type ClientAddressPolicy = 'full' | 'truncated' | 'none';
+
+/** Who made a change recorded in a license's timeline; none for the client's own calls. */
+export type TimelineActorKind = 'seller' | 'api_key' | 'buyer' | 'billing' | 'system';
+
+export interface LicenseEventsTable {
+  id: string;
+  license_id: string;
+  user_id: string;
+  app_id: string;
+  type: string;
+  outcome: string | null;
+  hwuid: string | null;
+  client_address: string | null;
+  app_version: string | null;
+  actor_kind: TimelineActorKind | null;
+  actor_id: string | null;
+  data: ColumnType<Record<string, unknown>, string | undefined, string>;
+  occurred_at: Timestamp;
 }
 
 export interface ApiKeysTable {
@@ -159,6 +183,8 @@ export interface LicensesTable {
   check_in_days: ColumnType<number | null, number | null | undefined, number | null>;
   grace_days: ColumnType<number | null, number | null | undefined, number | null>;
   checked_in_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The last verification that found the license, as the batched counts flush wrote it (migration 0030). */
+  last_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   expiry_strategy: ColumnType<'restrict' | 'maintain_access', 'restrict' | 'maintain_access' | undefined>;
   /** A usage quota per period (null: none); uses counts the period begun at uses_period_start. */
   max_uses: ColumnType<number | null, number | null | undefined, number | null>;
@@ -474,6 +500,7 @@ export interface Schema {
   events: EventsTable;
   products: ProductsTable;
   licenses: LicensesTable;
+  license_events: LicenseEventsTable;
   license_devices: LicenseDevicesTable;
   buyer_device_releases: BuyerDeviceReleasesTable;
   license_seats: LicenseSeatsTable;

@@ -111,3 +111,31 @@ export function Text(maxLength: number) {
 export function textResponse(mediaType: string, description: string) {
   return { description, content: { [mediaType]: { schema: Type.String() } } };
 }
+
+/** A list's order as a query asks it: a column, ascending, or `-column`, descending. */
+export interface Sort<C extends string> {
+  column: C;
+  descending: boolean;
+}
+
+/**
+ * The `sort` query parameter of a list: one of `columns`, `-` before it for descending. Anything
+ * else is refused naming `sort`.
+ */
+export function SortQuery<C extends string>(columns: readonly C[], fallback: string) {
+  const allowed = columns.flatMap((column) => [column, `-${column}`]);
+  return Type.Optional(
+    Type.Enum(allowed, {
+      description: `One of ${columns.join(', ')}; a leading - sorts descending. Default ${fallback}; ties in id order, empty values last.`,
+      errorMessage: `must be one of ${columns.join(', ')}, with a leading - for descending`,
+    }),
+  );
+}
+
+/** The sort a query named (as SortQuery allowed it), or `fallback`. */
+export function sortOf<C extends string>(text: string | undefined, fallback: Sort<C>): Sort<C> {
+  if (!text) return fallback;
+  return text.startsWith('-')
+    ? { column: text.slice(1) as C, descending: true }
+    : { column: text as C, descending: false };
+}

@@ -1,11 +1,48 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, type Query } from '../api';
-import { useLoad } from './use-api';
+import { api, withQuery as apiPathWithQuery, download, type Query } from '../api';
+import { navigate, queryOf, screenOf, useHashPath, withQuery } from '../router';
+import { FormError } from './form';
+import { useAction, useLoad } from './use-api';
 
 export interface Column<T> {
   title: string;
   cell(row: T): ComponentChildren;
+  /**
+   * The API's sort column when the list can be sorted on it, with a leading - when the first
+   * click sorts descending (dates: newest first).
+   */
+  sort?: string;
+}
+
+/** A list's sort as the API names it (`email`, `-createdAt`), and how to change it. */
+export interface Sorting {
+  sort: string;
+  onSort(sort: string): void;
+}
+
+/** The sort a click on a column's heading asks: the other direction if sorted on it, else its first. */
+export function nextSort(first: string, current: string): string {
+  const column = first.replace(/^-/, '');
+  if (current === column) return `-${column}`;
+  if (current === `-${column}`) return column;
+  return first;
+}
+
+function SortHeading({ title, first, sorting }: { title: string; first: string; sorting: Sorting }) {
+  const column = first.replace(/^-/, '');
+  const direction =
+    sorting.sort === column ? 'ascending' : sorting.sort === `-${column}` ? 'descending' : undefined;
+  return (
+    <th scope="col" aria-sort={direction}>
+      <button type="button" class="sort" onClick={() => sorting.onSort(nextSort(first, sorting.sort))}>
+        {title}
+        <span aria-hidden="true">
+          {direction === 'ascending' ? ' ▲' : direction === 'descending' ? ' ▼' : ''}
+        </span>
+      </button>
+    </th>
+  );
 }
 
 const idOf = (row: unknown) => (row as { id: string }).id;
@@ -22,10 +59,16 @@ export function ListTable<T>({
   actions,
   empty,
   pager,
+  sorting,
+  busy,
 }: {
   caption: string;
   rows: readonly T[];
   columns: readonly Column<T>[];
+  /** Headings of columns with a `sort` become buttons that sort the list. */
+  sorting?: Sorting;
+  /** The rows shown are being replaced (a new sort, filter or page is loading): aria-busy. */
+  busy?: boolean;
   /** The row's `id` when absent. */
   rowKey?(row: T): string;
   actions?(row: T): ComponentChildren;
@@ -37,15 +80,24 @@ export function ListTable<T>({
   return (
     <>
       <div class="table-scroll">
-        <table>
+        <table aria-busy={busy === undefined ? undefined : busy}>
           <caption class="visually-hidden">{caption}</caption>
           <thead>
             <tr>
-              {columns.map((column) => (
-                <th key={column.title} scope="col">
-                  {column.title}
-                </th>
-              ))}
+              {columns.map((column) =>
+                column.sort && sorting ? (
+                  <SortHeading
+                    key={column.title}
+                    title={column.title}
+                    first={column.sort}
+                    sorting={sorting}
+                  />
+                ) : (
+                  <th key={column.title} scope="col">
+                    {column.title}
+                  </th>
+                ),
+              )}
               {actions && (
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
@@ -188,4 +240,54 @@ export function useOffsetList<P, F extends Query = Record<never, never>>(path: s
     filterBy: (next: F) => setQuery({ filter: next, offset: 0 }),
     setOffset: (next: number) => setQuery({ filter, offset: next }),
   };
+}
+
+/**
+ * A list whose filters, sort and page live in the screen's URL (#/licenses?email=ann&sort=email):
+ * a search can be bookmarked and shared, a reload keeps it, and the back button steps back
+ * through it. `fields` are the query parameters read from the URL and sent to `path` (the API).
+ */
+export function useUrlList<P, F extends string>(path: string, fields: readonly F[]) {
+  const current = useHashPath();
+  const screen = screenOf(current);
+  const query = queryOf(current);
+  const filter = Object.fromEntries(fields.map((field) => [field, query.get(field) ?? ''])) as Record<
+    F,
+    string
+  >;
+  const offset = Math.max(0, Math.floor(Number(query.get('offset')))) || 0;
+  const list = useLoad(() => api.get<P>(path, { ...filter, offset }), JSON.stringify([path, filter, offset]));
+  return {
+    ...list,
+    filter,
+    /** The filter and sort as the API's query (what an export of the same list sends). */
+    apiQuery: filter as Query,
+    /** A new filter or sort starts again from the first page. */
+    filterBy: (next: Partial<Record<F, string>>) => navigate(withQuery(screen, { ...filter, ...next })),
+    setOffset: (next: number) => navigate(withQuery(screen, { ...filter, offset: next })),
+  };
+}
+
+/**
+ * "Export CSV" of a list as filtered and sorted now. The link names the API's export (which an
+ * API key can fetch as is); a click downloads it with the session's token.
+ */
+export function ExportLink({ path, query, filename }: { path: string; query: Query; filename: string }) {
+  const action = useAction();
+  return (
+    <p class="export">
+      <a
+        href={`/v1${apiPathWithQuery(path, query)}`}
+        download={filename}
+        aria-disabled={action.busy}
+        onClick={(event) => {
+          event.preventDefault();
+          if (!action.busy) void action.run(() => download(path, query, filename));
+        }}
+      >
+        Export CSV
+      </a>
+      <FormError error={action.error} />
+    </p>
+  );
 }

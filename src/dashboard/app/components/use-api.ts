@@ -18,6 +18,8 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(true);
+  /** The key `data` or `error` was read for: until the read for a new key settles, it is loading. */
+  const [loadedKey, setLoadedKey] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
   // `key` names what `load` reads, so `load` itself (a new closure each render) is not a dependency.
   useEffect(() => {
@@ -28,11 +30,13 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
         if (!current) return;
         setData(value);
         setError(null);
+        setLoadedKey(key);
         setLoading(false);
       },
       (failure: unknown) => {
         if (!current) return;
         setError(asApiError(failure));
+        setLoadedKey(key);
         setLoading(false);
       },
     );
@@ -41,7 +45,7 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
     };
   }, [key, version]);
   const reload = useCallback(() => setVersion((v) => v + 1), []);
-  return { data, error, loading, reload };
+  return { data, error, loading: loading || loadedKey !== key, reload };
 }
 
 export interface Action {

@@ -6,6 +6,7 @@ import { ActionButton, Form, FormError, Submit, TextField } from '../components/
 import { ListTable } from '../components/list';
 import { Facts, Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
+import { Timeline } from '../components/timeline';
 import { useAction, useLoad } from '../components/use-api';
 import { dateInputValue, endOfDayUtc, formatDateTime } from '../format';
 import { href } from '../router';
@@ -25,6 +26,9 @@ export function LicenseDetailPage({ appId, licenseId }: { appId: string; license
           <>
             <LicenseFacts license={loaded} onChanged={license.reload} base={base} />
             <Devices base={base} onChanged={license.reload} />
+            <Section title="Timeline">
+              <Timeline base={base} version={loaded.updatedAt} />
+            </Section>
             <EditLicense license={loaded} base={base} onSaved={license.reload} />
           </>
         )}

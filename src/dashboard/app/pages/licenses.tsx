@@ -11,32 +11,33 @@ import {
   TextArea,
   TextField,
 } from '../components/form';
-import { ListTable, Pager, ResultCount, useOffsetList } from '../components/list';
+import { ExportLink, ListTable, Pager, ResultCount, useUrlList } from '../components/list';
 import { Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
-import { endOfDayUtc, formatDate } from '../format';
-import { href, navigate } from '../router';
+import { endOfDayUtc, formatDate, formatDateTime } from '../format';
+import { href, withQuery } from '../router';
 import { type App, LICENSE_STATUSES, type License, type OffsetPage, type Product } from '../types';
 
-type Search = {
-  key: string;
-  email: string;
-  status: string;
-  productId: string;
-};
-const NO_SEARCH: Search = { key: '', email: '', status: '', productId: '' };
+/** The list's filters and sort, as the URL's query and the API's name them. */
+const FIELDS = ['appId', 'key', 'email', 'status', 'productId', 'sort'] as const;
+type Field = (typeof FIELDS)[number];
+type Search = Record<Field, string>;
 
-/** Licenses belong to an app: without one in the path, the first app's licenses are shown. */
+/** Newest first, as the API lists them. */
+const DEFAULT_SORT = '-createdAt';
+
+/**
+ * The seller's licenses across all their apps, newest first. Filters and sort live in the URL
+ * (#/licenses?appId=…&email=…&sort=…). The old per-app path leads here with its app as a filter.
+ */
 export function LicensesPage({ appId }: { appId?: string }) {
-  const apps = useLoad(() => api.get<OffsetPage<'apps', App>>('/apps', { limit: 100 }), 'apps');
-  const first = apps.data?.apps[0];
   useEffect(() => {
-    if (!appId && first) location.replace(href(`/apps/${first.id}/licenses`));
-  }, [appId, first]);
-  const app = apps.data?.apps.find((candidate) => candidate.id === appId);
+    if (appId) location.replace(href(withQuery('/licenses', { appId })));
+  }, [appId]);
+  const apps = useLoad(() => api.get<OffsetPage<'apps', App>>('/apps', { limit: 100 }), 'apps');
   return (
-    <Page title={app ? `Licenses: ${app.name}` : 'Licenses'}>
+    <Page title="Licenses">
       <Loading state={apps}>
         {(page) =>
           page.apps.length === 0 ? (
@@ -44,20 +45,9 @@ export function LicensesPage({ appId }: { appId?: string }) {
               Licenses are issued for an app. <a href={href('/apps')}>Create an app</a> first.
             </p>
           ) : appId ? (
-            <>
-              <div class="filters">
-                <SelectField
-                  label="App"
-                  name="app"
-                  value={appId}
-                  options={namedOptions(page.apps)}
-                  onValue={(id) => navigate(`/apps/${id}/licenses`)}
-                />
-              </div>
-              <AppLicenses appId={appId} />
-            </>
-          ) : (
             <p class="muted">Loading…</p>
+          ) : (
+            <AllLicenses apps={page.apps} />
           )
         }
       </Loading>
@@ -65,19 +55,24 @@ export function LicensesPage({ appId }: { appId?: string }) {
   );
 }
 
-function AppLicenses({ appId }: { appId: string }) {
+function AllLicenses({ apps }: { apps: App[] }) {
   const products = useLoad(
-    () => api.get<OffsetPage<'products', Product>>('/products', { appId, limit: 100 }),
-    appId,
+    () => api.get<OffsetPage<'products', Product>>('/products', { limit: 100 }),
+    'products',
   );
   const productList = products.data?.products ?? [];
   const productName = (id: string | null) => (id ? (productList.find((p) => p.id === id)?.name ?? '') : '—');
-  const [draft, setDraft] = useState<Search>(NO_SEARCH);
-  const licenses = useOffsetList<OffsetPage<'licenses', License>, Search>(
-    `/apps/${appId}/licenses`,
-    NO_SEARCH,
-  );
-  const searching = Object.values(licenses.filter).some(Boolean);
+  const appName = (id: string) => apps.find((app) => app.id === id)?.name ?? '';
+  const licenses = useUrlList<OffsetPage<'licenses', License>, Field>('/licenses', FIELDS);
+  const filterKey = JSON.stringify(licenses.filter);
+  const [draft, setDraft] = useState<Search>(licenses.filter);
+  // The back button (or a link) changes the filter under the form: the form follows.
+  useEffect(() => setDraft(licenses.filter), [filterKey]);
+  const { sort: _sort, ...filters } = licenses.filter;
+  const searching = Object.values(filters).some(Boolean);
+  const appProducts = draft.appId
+    ? productList.filter((p) => !p.appId || p.appId === draft.appId)
+    : productList;
 
   return (
     <>
@@ -85,11 +80,17 @@ function AppLicenses({ appId }: { appId: string }) {
         <SearchForm
           label="Search licenses"
           onSearch={() => licenses.filterBy({ ...draft, key: draft.key.trim(), email: draft.email.trim() })}
-          onClear={() => {
-            setDraft(NO_SEARCH);
-            licenses.filterBy(NO_SEARCH);
-          }}
+          onClear={() => licenses.filterBy({ appId: '', key: '', email: '', status: '', productId: '' })}
         >
+          {apps.length > 1 && (
+            <SelectField
+              label="App"
+              name="appId"
+              value={draft.appId}
+              options={[{ value: '', label: 'All apps' }, ...namedOptions(apps)]}
+              onValue={(appId) => setDraft({ ...draft, appId, productId: '' })}
+            />
+          )}
           <TextField
             label="License key"
             name="key"
@@ -99,7 +100,7 @@ function AppLicenses({ appId }: { appId: string }) {
           <TextField
             label="Buyer e-mail"
             name="email"
-            type="email"
+            hint="Any part of the address."
             value={draft.email}
             onValue={(email) => setDraft({ ...draft, email })}
           />
@@ -112,7 +113,7 @@ function AppLicenses({ appId }: { appId: string }) {
             label="Product"
             name="productId"
             value={draft.productId}
-            options={[{ value: '', label: 'Any product' }, ...namedOptions(productList)]}
+            options={[{ value: '', label: 'Any product' }, ...namedOptions(appProducts)]}
             onValue={(productId) => setDraft({ ...draft, productId })}
           />
         </SearchForm>
@@ -125,23 +126,46 @@ function AppLicenses({ appId }: { appId: string }) {
                 searching={searching}
                 none={searching ? 'No license matches this search.' : 'No licenses yet.'}
               />
+              {page.total > 0 && (
+                <ExportLink path="/licenses/export.csv" query={licenses.apiQuery} filename="licenses.csv" />
+              )}
               <ListTable
                 caption="Licenses"
                 rows={page.licenses}
+                busy={licenses.loading}
+                sorting={{
+                  sort: licenses.filter.sort || DEFAULT_SORT,
+                  onSort: (sort) => licenses.filterBy({ sort }),
+                }}
                 columns={[
                   {
                     title: 'Key',
                     cell: (license) => (
-                      <a class="mono" href={href(`/apps/${appId}/licenses/${license.id}`)}>
+                      <a class="mono" href={href(`/apps/${license.appId}/licenses/${license.id}`)}>
                         {license.key}
                       </a>
                     ),
                   },
-                  { title: 'E-mail', cell: (license) => license.email ?? '—' },
-                  { title: 'Status', cell: (license) => <StatusBadge status={license.status} /> },
+                  { title: 'E-mail', sort: 'email', cell: (license) => license.email ?? '—' },
+                  {
+                    title: 'Status',
+                    sort: 'status',
+                    cell: (license) => <StatusBadge status={license.status} />,
+                  },
+                  ...(apps.length > 1
+                    ? [{ title: 'App', cell: (license: License) => appName(license.appId) }]
+                    : []),
                   { title: 'Product', cell: (license) => productName(license.productId) },
+                  { title: 'Created', sort: '-createdAt', cell: (license) => formatDate(license.createdAt) },
+                  {
+                    title: 'Last verified',
+                    sort: '-lastVerifiedAt',
+                    cell: (license) =>
+                      license.lastVerifiedAt ? formatDateTime(license.lastVerifiedAt) : 'Never',
+                  },
                   {
                     title: 'Expires',
+                    sort: 'expiresAt',
                     cell: (license) => (license.expiresAt ? formatDate(license.expiresAt) : 'Never'),
                   },
                   {
@@ -160,20 +184,30 @@ function AppLicenses({ appId }: { appId: string }) {
           )}
         </Loading>
       </Section>
-      <IssueLicense appId={appId} products={productList} onIssued={licenses.reload} />
+      <IssueLicense
+        apps={apps}
+        appId={licenses.filter.appId || (apps[0]?.id ?? '')}
+        products={productList}
+        onIssued={licenses.reload}
+      />
     </>
   );
 }
 
 function IssueLicense({
-  appId,
-  products,
+  apps,
+  appId: initialApp,
+  products: allProducts,
   onIssued,
 }: {
+  apps: App[];
   appId: string;
   products: Product[];
   onIssued(): void;
 }) {
+  const [appId, setAppId] = useState(initialApp);
+  useEffect(() => setAppId(initialApp), [initialApp]);
+  const products = allProducts.filter((product) => !product.appId || product.appId === appId);
   const [email, setEmail] = useState('');
   const [productId, setProductId] = useState('');
   const [expires, setExpires] = useState('');
@@ -210,6 +244,19 @@ function IssueLicense({
   return (
     <Section title="Issue a license">
       <Form label="Issue a license" onSubmit={submit}>
+        {apps.length > 1 && (
+          <SelectField
+            label="App"
+            name="appId"
+            value={appId}
+            options={namedOptions(apps)}
+            onValue={(next) => {
+              setAppId(next);
+              setProductId('');
+            }}
+            required
+          />
+        )}
         <div class="row">
           <TextField
             label="Buyer e-mail"

@@ -1,0 +1,131 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { ClientAddressPolicy } from '../../platform/db/schema.js';
+import type { Log } from '../../platform/log.js';
+import { keptAddress } from './client-address.js';
+import type { TimelineType } from './schemas.js';
+import { type BufferedEntry, insertBuffered } from './store.js';
+
+/** Entries held at most; past it new ones are dropped (and counted) until a flush makes room. */
+const MAX_BUFFERED = 100_000;
+/** Entries per INSERT statement. */
+const FLUSH_BATCH = 1_000;
+/** Through an outage a failing flush is logged once, then once in this long, not every flush. */
+const FAILURE_LOG_EVERY_MS = 60_000;
+
+/** What a client's call says about itself: where it came from, and the X-App-Version it sent. */
+export interface ClientCall {
+  address: string | null;
+  appVersion: string | null;
+}
+
+/** The license a client's call concerned, as verification holds it (no read needed). */
+export interface JournaledLicense {
+  id: string;
+  client_addresses: ClientAddressPolicy;
+}
+
+export type TimelineJournal = ReturnType<typeof createTimelineJournal>;
+
+/**
+ * The timeline entries of client software's calls (verifications, activations, check-ins,
+ * consumes), held in this process's memory and written by flush(), one multi-row INSERT per
+ * FLUSH_BATCH entries: recording one is a push onto an array, so the verify path does no I/O for
+ * it. The client's address is cut down as the app's setting says before it is held. What a crash
+ * loses is what was recorded since the last flush; what a full buffer drops is counted and logged.
+ */
+export function createTimelineJournal({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
+  let buffered: BufferedEntry[] = [];
+  let dropped = 0;
+  let writing: Promise<boolean> | null = null;
+  let queued: Promise<boolean> | null = null;
+  let failures = 0;
+  let failureLoggedAt = Number.NEGATIVE_INFINITY;
+
+  /**
+   * Writes what was buffered before the first await; entries recorded meanwhile wait for the next
+   * flush, and a batch the database refuses goes back in front of them, with all after it.
+   */
+  async function write(): Promise<boolean> {
+    if (dropped > 0) {
+      log.warn({ dropped }, 'license.timeline.dropped');
+      dropped = 0;
+    }
+    const taken = buffered;
+    buffered = [];
+    for (let start = 0; start < taken.length; start += FLUSH_BATCH) {
+      try {
+        await insertBuffered(db, taken.slice(start, start + FLUSH_BATCH));
+      } catch (err) {
+        const kept = taken.slice(start).concat(buffered);
+        dropped += Math.max(0, kept.length - MAX_BUFFERED);
+        buffered = kept.length > MAX_BUFFERED ? kept.slice(0, MAX_BUFFERED) : kept;
+        failures++;
+        const now = clock.now().getTime();
+        if (now - failureLoggedAt >= FAILURE_LOG_EVERY_MS) {
+          failureLoggedAt = now;
+          log.error({ err, entries: kept.length, failures }, 'license.timeline.flush_failed');
+        }
+        return false;
+      }
+    }
+    if (failures > 0) {
+      log.info({ failures }, 'license.timeline.flush_recovered');
+      failures = 0;
+      failureLoggedAt = Number.NEGATIVE_INFINITY;
+    }
+    return true;
+  }
+
+  /**
+   * Writes everything recorded before the call; true when written (or nothing to write), false
+   * when the database refused it (logged; kept for the next flush). Never rejects. One write at a
+   * time: a flush asked during one runs after it, and callers asking meanwhile share it.
+   */
+  function flush(): Promise<boolean> {
+    if (!writing) {
+      writing = write().finally(() => {
+        writing = null;
+      });
+      return writing;
+    }
+    queued ??= writing.then(() => {
+      queued = null;
+      return flush();
+    });
+    return queued;
+  }
+
+  return {
+    /**
+     * One client call's entry, at `at` (the call's own reading of the clock). `data` is JSON
+     * text, so the hot path holds a string rather than an object for the flush to serialize.
+     */
+    record(
+      license: JournaledLicense,
+      type: TimelineType,
+      outcome: string | null,
+      hwuid: string | null,
+      client: ClientCall | undefined,
+      at: Date,
+      data: string | null = null,
+    ): void {
+      if (buffered.length >= MAX_BUFFERED) {
+        dropped++;
+        return;
+      }
+      buffered.push({
+        licenseId: license.id,
+        type,
+        outcome,
+        hwuid,
+        clientAddress: client ? keptAddress(client.address, license.client_addresses) : null,
+        appVersion: client?.appVersion ?? null,
+        data,
+        occurredAt: at,
+      });
+    },
+
+    flush,
+  };
+}
