@@ -191,6 +191,11 @@ interface Creation {
   location(body: Record<string, string>): string;
   /** A credential that reads the Location, for routes whose resource has a readable route. */
   readWith?: () => string;
+  /**
+   * A PUT is repeatable by itself (the same name and bytes are the same artifact), without an
+   * Idempotency-Key: sent again, it answers 200 with the resource as it is.
+   */
+  repeatsWithout?: 'idempotency-key';
 }
 
 /** Every route that answers 201: a request that creates, and the Location it must carry. */
@@ -238,6 +243,28 @@ const CREATES: Record<string, Creation> = {
     },
     location: (release) => `/v1/apps/${seller.appId}/releases/${release.id}`,
     readWith: () => seller.token,
+  },
+  'core PUT /v1/apps/:appId/releases/:releaseId/artifacts/:filename': {
+    prepare: async () => {
+      const release = (
+        await server.api.post(
+          `/apps/${seller.appId}/releases`,
+          { version: `2.0.${randomInt(1_000_000_000)}` },
+          { token: seller.token },
+        )
+      ).expect(201).body;
+      const where = `/apps/${seller.appId}/releases/${release.id}/artifacts/app.zip?platform=linux`;
+      return (headers) =>
+        server.api.put(where, undefined, {
+          token: seller.token,
+          headers: { ...headers, 'content-type': 'application/octet-stream' },
+          raw: 'the bytes',
+        });
+    },
+    location: (artifact) =>
+      `/v1/apps/${seller.appId}/releases/${artifact.releaseId}/artifacts/app.zip?platform=linux`,
+    readWith: () => seller.token,
+    repeatsWithout: 'idempotency-key',
   },
   'core POST /v1/webhooks': {
     prepare: async () => (headers) =>
@@ -308,6 +335,11 @@ describe('every 201 says in Location where what it created is', () => {
         return; // takes no Idempotency-Key
       }
       const replayed = await send(headers);
+      if (creation.repeatsWithout) {
+        replayed.expect(200);
+        assert.equal(replayed.body.id, created.body.id, `${name} answers the same resource`);
+        return;
+      }
       assert.equal(replayed.headers.get('idempotent-replayed'), 'true', `${name} replays`);
       assert.equal(replayed.headers.get('location'), location, `${name} replay`);
     });

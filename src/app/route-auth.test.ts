@@ -123,6 +123,22 @@ const ROUTES: Record<string, Entry> = {
     path: (o) => `${release(o)}/yank`,
   },
   'core DELETE /v1/apps/:appId/releases/:releaseId': { kind: 'resource', path: (o) => release(o) },
+  'core GET /v1/apps/:appId/releases/:releaseId/artifacts': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/artifacts`,
+  },
+  'core PUT /v1/apps/:appId/releases/:releaseId/artifacts/:filename': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/artifacts/app.zip`,
+  },
+  'core GET /v1/apps/:appId/releases/:releaseId/artifacts/:filename': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/artifacts/app.zip`,
+  },
+  'core DELETE /v1/apps/:appId/releases/:releaseId/artifacts/:filename': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/artifacts/app.zip`,
+  },
   // Across the seller's apps: appId narrows it, another seller's app answers 404 (lists.test.ts).
   'core GET /v1/licenses': { kind: 'own' },
   'core GET /v1/licenses/export.csv': { kind: 'own' },
@@ -344,6 +360,13 @@ before(async () => {
   const draft = (
     await server.api.post(`/apps/${app.id}/releases`, { version: '1.0.0' }, { token: owner.token })
   ).expect(201).body;
+  (
+    await server.api.put(`/apps/${app.id}/releases/${draft.id}/artifacts/app.zip`, undefined, {
+      token: owner.token,
+      headers: { 'content-type': 'application/octet-stream' },
+      raw: 'owned bytes',
+    })
+  ).expect(201);
   // An app-bound endpoint, so the app's keys may address it and a sibling app's may not.
   const webhook = (
     await server.api.post(

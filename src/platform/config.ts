@@ -133,13 +133,19 @@ export function parseConfig(env: Env): Config {
       ? path.join(os.tmpdir(), 'licensing-outbox')
       : path.join(path.resolve(dataDir), 'outbox'));
 
-  // Uploaded release artifacts (content-addressed files); in memory, a folder of this process's own.
+  // Uploaded release artifacts; in memory, a folder under the system's temporary folder, which
+  // services may share: the files are named by their content.
   const artifactDir =
     read('ARTIFACT_DIR') ??
     (dataDir === IN_MEMORY_DATA_DIR
-      ? path.join(os.tmpdir(), `licensing-artifacts-${process.pid}`)
+      ? path.join(os.tmpdir(), 'licensing-artifacts')
       : path.join(path.resolve(dataDir), 'artifacts'));
-  const artifactMaxBytes = integer('ARTIFACT_MAX_BYTES', read('ARTIFACT_MAX_BYTES') ?? String(2 * 1024 ** 3), 1, 2 * 1024 ** 3);
+  const artifactMaxBytes = integer(
+    'ARTIFACT_MAX_BYTES',
+    read('ARTIFACT_MAX_BYTES') ?? String(2 * 1024 ** 3),
+    1,
+    2 * 1024 ** 3,
+  );
 
   const stripeSecretKey = read('STRIPE_SECRET_KEY') ?? null;
   const stripePublishableKey = read('STRIPE_PUBLISHABLE_KEY') ?? null;

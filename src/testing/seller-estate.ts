@@ -30,6 +30,7 @@ export interface SellerEstate {
     subscriptionId: string;
     disputeId: string;
     releaseId: string;
+    artifactFilename: string;
   };
   secrets: {
     licenseKey: string;
@@ -58,6 +59,14 @@ export async function createSellerEstate(
       { token },
     )
   ).expect(201).body;
+  const artifactFilename = `${marker}.zip`;
+  (
+    await server.api.put(`/apps/${app.id}/releases/${release.id}/artifacts/${artifactFilename}`, undefined, {
+      token,
+      headers: { 'content-type': 'application/octet-stream' },
+      raw: `bytes of ${marker}`,
+    })
+  ).expect(201);
   (await server.api.post(`/apps/${app.id}/releases/${release.id}/publish`, {}, { token })).expect(200);
   const product = (
     await server.api.post(
@@ -187,6 +196,7 @@ export async function createSellerEstate(
       subscriptionId: subscription.id,
       disputeId,
       releaseId: release.id,
+      artifactFilename,
     },
     secrets: {
       licenseKey: license.key,
@@ -217,6 +227,7 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   disputes: 'disputeId',
   subscriptions: 'subscriptionId',
   releases: 'releaseId',
+  artifacts: 'artifactFilename',
   // A buyer portal sign-in link's token: no estate holds one, so any id stands for an unknown token.
   'sign-in': 'licenseId',
 };
@@ -296,6 +307,7 @@ export async function snapshotRows(db: Db, userIds: readonly string[]): Promise<
     ['events', sql`user_id in ${users} or app_id in ${apps}`],
     ['notifications', sql`to_user_id in ${users}`],
     ['releases', sql`user_id in ${users} or app_id in ${apps}`],
+    ['release_artifacts', sql`user_id in ${users} or app_id in ${apps}`],
   ];
   // Left out: what background flushes write whatever a request does (an API key's last use, a
   // license's last verification).

@@ -1,8 +1,8 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
-import { artifactPath } from './artifacts.js';
 import type { ArtifactService } from './artifacts.js';
+import { artifactPath } from './artifacts.js';
 import { Artifact, ArtifactList, ArtifactParams, ArtifactQuery, ReleaseParams } from './schemas.js';
 
 const ARTIFACT = '/apps/:appId/releases/:releaseId/artifacts/:filename';
@@ -10,11 +10,11 @@ const ARTIFACT = '/apps/:appId/releases/:releaseId/artifacts/:filename';
 /** A release's files: uploaded by the seller (a session, or a CI job with the app's API key). */
 export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService): void {
   // The upload's body is the file itself, streamed to the store as it arrives: this route alone
-  // takes any content type and leaves the body unparsed.
+  // takes application/octet-stream (any other type answers 415) and leaves the body unparsed.
   app.register(async (plugin) => {
     const scope = plugin as unknown as HttpApp;
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.addContentTypeParser('application/octet-stream', (_request, _payload, done) => done(null));
     scope.put(ARTIFACT, {
       config: {
         auth: 'seller',
@@ -28,7 +28,7 @@ export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService)
           }),
       },
       schema: {
-        summary: 'Upload a release artifact (the raw bytes as the body)',
+        summary: 'Upload a release artifact (the raw bytes as the body, application/octet-stream)',
         description:
           'Streams the body to the artifact store, computing its size, SHA-256 and SHA-512; the artifact exists once every byte is stored (an interrupted upload leaves nothing). 201 for a new artifact; 200 when it replaces a draft’s file of the same name, platform and architecture, or repeats a published one’s exact bytes. Largest file: 100 MiB (free), 512 MiB (pro), 1 GiB (business), 2 GiB (enterprise), within the operator’s ARTIFACT_MAX_BYTES.',
         tags: ['releases'],
@@ -64,7 +64,8 @@ export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService)
       response: { 200: ArtifactList },
       errors: APP_SCOPED,
     },
-    handler: (request) => artifacts.list(principalOf(request), request.params.appId, request.params.releaseId),
+    handler: (request) =>
+      artifacts.list(principalOf(request), request.params.appId, request.params.releaseId),
   });
 
   app.get(ARTIFACT, {

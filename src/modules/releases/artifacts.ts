@@ -56,10 +56,16 @@ export function createArtifactService({ db, clock, log, apps, blobs, maxBytes }:
       );
     }
     if (platform && !PLATFORM_OR_ARCH.test(platform)) {
-      throw invalidField('platform', 'must be 1 to 32 lower-case letters, digits, _ and - (linux, macos, windows)');
+      throw invalidField(
+        'platform',
+        'must be 1 to 32 lower-case letters, digits, _ and - (linux, macos, windows)',
+      );
     }
     if (arch && !PLATFORM_OR_ARCH.test(arch)) {
-      throw invalidField('arch', 'must be 1 to 32 lower-case letters, digits, _ and - (x64, arm64, universal)');
+      throw invalidField(
+        'arch',
+        'must be 1 to 32 lower-case letters, digits, _ and - (x64, arm64, universal)',
+      );
     }
     return { filename, platform, arch };
   }
@@ -79,8 +85,8 @@ export function createArtifactService({ db, clock, log, apps, blobs, maxBytes }:
 
     /**
      * Stores the bytes and records the artifact, replacing one of the same name, platform and
-     * architecture on a draft. A published release's artifacts do not change: the same bytes again
-     * answer the artifact as it is, other bytes 409 artifact_exists. Everything that can refuse
+     * architecture on a draft. The same bytes again answer the artifact as it is; a published
+     * release's artifacts do not change, so other bytes there answer 409 artifact_exists. Everything that can refuse
      * the upload is checked before a byte is read.
      */
     async upload(
@@ -92,7 +98,8 @@ export function createArtifactService({ db, clock, log, apps, blobs, maxBytes }:
     ): Promise<{ artifact: Artifact; created: boolean }> {
       const where = checkAddress(address);
       const release = await requireRelease(principal, appId, releaseId);
-      if (release.status === 'yanked') throw new AppError('release_yanked', 'A yanked release takes no artifact');
+      if (release.status === 'yanked')
+        throw new AppError('release_yanked', 'A yanked release takes no artifact');
       const limit = this.limitFor(principal);
       if (body.declaredLength !== null && body.declaredLength > limit) throw tooLarge(limit);
 
@@ -107,10 +114,12 @@ export function createArtifactService({ db, clock, log, apps, blobs, maxBytes }:
       const outcome = await db.transaction().execute(async (trx) => {
         const current = await store.findRelease(trx, appId, releaseId, { forUpdate: true });
         if (!current) throw notFound('Release');
-        if (current.status === 'yanked') throw new AppError('release_yanked', 'A yanked release takes no artifact');
+        if (current.status === 'yanked')
+          throw new AppError('release_yanked', 'A yanked release takes no artifact');
         const existing = await store.findArtifact(trx, releaseId, where);
+        // The same bytes again (a retried upload) answer the artifact as it is.
+        if (existing?.sha256 === blob.sha256) return { row: existing, created: false };
         if (existing && current.status !== 'draft') {
-          if (existing.sha256 === blob.sha256) return { row: existing, created: false };
           throw new AppError(
             'artifact_exists',
             'A published release’s artifacts do not change; publish a new release for new bytes',
@@ -161,7 +170,10 @@ export function createArtifactService({ db, clock, log, apps, blobs, maxBytes }:
         const row = await store.findArtifact(trx, releaseId, where);
         if (!row) throw notFound('Artifact');
         if (release.status !== 'draft') {
-          throw new AppError('release_not_draft', 'Only a draft’s artifacts are removed; yank a published release');
+          throw new AppError(
+            'release_not_draft',
+            'Only a draft’s artifacts are removed; yank a published release',
+          );
         }
         await store.deleteArtifact(trx, row.id);
       });
@@ -183,7 +195,9 @@ export function filetypeOf(filename: string): string {
 }
 
 /** The artifact's path under the core API, as Location and its GET name it. */
-export function artifactPath(row: Pick<ReleaseArtifactRow, 'app_id' | 'release_id' | 'filename' | 'platform' | 'arch'>) {
+export function artifactPath(
+  row: Pick<ReleaseArtifactRow, 'app_id' | 'release_id' | 'filename' | 'platform' | 'arch'>,
+) {
   const query = new URLSearchParams({
     ...(row.platform ? { platform: row.platform } : {}),
     ...(row.arch ? { arch: row.arch } : {}),

@@ -87,7 +87,9 @@ export const Artifact = Type.Object({
   filename: Type.String(),
   platform: Nullable(Type.String({ description: 'null: every platform' })),
   arch: Nullable(Type.String({ description: 'null: every architecture' })),
-  filetype: Type.String({ description: 'From the file name: exe, dmg, zip, tar.gz, appimage…; empty when it has none' }),
+  filetype: Type.String({
+    description: 'From the file name: exe, dmg, zip, tar.gz, appimage…; empty when it has none',
+  }),
   size: Type.Integer({ description: 'Bytes' }),
   sha256: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
   sha512: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
@@ -103,8 +105,12 @@ export const ArtifactParams = Type.Object(
 
 export const ArtifactQuery = Type.Object(
   {
-    platform: Type.Optional(Type.String({ maxLength: 32, description: 'linux, macos, windows…; omitted: every platform' })),
-    arch: Type.Optional(Type.String({ maxLength: 32, description: 'x64, arm64, universal…; omitted: every architecture' })),
+    platform: Type.Optional(
+      Type.String({ maxLength: 32, description: 'linux, macos, windows…; omitted: every platform' }),
+    ),
+    arch: Type.Optional(
+      Type.String({ maxLength: 32, description: 'x64, arm64, universal…; omitted: every architecture' }),
+    ),
   },
   { additionalProperties: false },
 );

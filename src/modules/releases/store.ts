@@ -145,7 +145,10 @@ export function listArtifacts(executor: Executor, releaseId: string): Promise<Re
     .execute();
 }
 
-export function insertArtifact(executor: Executor, row: Insertable<ReleaseArtifactsTable>): Promise<ReleaseArtifactRow> {
+export function insertArtifact(
+  executor: Executor,
+  row: Insertable<ReleaseArtifactsTable>,
+): Promise<ReleaseArtifactRow> {
   return executor.insertInto('release_artifacts').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
