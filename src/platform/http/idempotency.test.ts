@@ -471,7 +471,7 @@ interface Ctx {
 }
 
 const countWhere = async (
-  table: 'apps' | 'api_keys' | 'products' | 'licenses' | 'webhook_endpoints' | 'orders',
+  table: 'apps' | 'api_keys' | 'products' | 'licenses' | 'webhook_endpoints' | 'orders' | 'releases',
   column: 'user_id' | 'app_id' | 'product_id',
   value: string,
 ) => {
@@ -587,6 +587,12 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
         ctx.seller.token,
       ),
     count: (ctx) => countWhere('licenses', 'app_id', ctx.seller.appId),
+  },
+  'core POST /apps/{appId}/releases': {
+    host: 'core',
+    send: (key, ctx) =>
+      post(server.api, `/apps/${ctx.seller.appId}/releases`, { version: '1.0.0' }, key, ctx.seller.token),
+    count: (ctx) => countWhere('releases', 'app_id', ctx.seller.appId),
   },
   'core POST /webhooks': {
     host: 'core',
