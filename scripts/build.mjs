@@ -82,20 +82,24 @@ async function compile() {
 }
 
 /**
- * dist/cli.js, the executable, as one file holding the service and the packages it loads, over
- * the file-by-file dist/cli.js. Loading the service file by file opened about 1,600 modules
+ * dist/cli.js, the executable, bundled with the service and the packages it loads, over the
+ * file-by-file dist/cli.js. Loading the service file by file opened about 1,600 modules
  * (TypeBox alone is 374 files, Kysely 264), which cost a second of every start and of every CLI
  * command; one file costs a tenth of that. The other compiled files stay for what loads them
  * separately: this script (the database template) and the probe listener's thread.
  *
  * Kept outside the bundle, loaded from node_modules as before: PGlite and esbuild (they find
  * their WebAssembly, data and binaries beside their own files), `pg` and OpenTelemetry (tracing
- * instruments `pg` by hooking its loading, which a bundled copy would escape).
+ * instruments `pg` by hooking its loading, which a bundled copy would escape). What cli.ts imports
+ * dynamically (the service, the database) stays a chunk of its own under dist/bundle/, loaded when
+ * it is imported as before: tracing registers its hooks first, so `pg` is loaded after them.
  */
 async function bundleExecutable(tsconfig) {
   await build({
-    entryPoints: [path.join(SOURCE, 'cli.ts')],
-    outfile: path.join(OUT, 'cli.js'),
+    entryPoints: { cli: path.join(SOURCE, 'cli.ts') },
+    outdir: OUT,
+    chunkNames: 'bundle/[name]-[hash]',
+    splitting: true,
     allowOverwrite: true,
     bundle: true,
     format: 'esm',

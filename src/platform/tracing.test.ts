@@ -48,12 +48,21 @@ after(() => new Promise<void>((resolve) => collector.close(() => resolve())));
 
 const attribute = (span: Span, key: string) => span.attributes.find((a) => a.key === key)?.value.stringValue;
 
+/** The first span that matches, once the collector has it; a failure, not a wait, after 60 s. */
 function spanArrives(match: (span: Span) => boolean): Promise<Span> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      changed = () => {};
+      reject(
+        new Error(`no such span arrived within 60 s; spans seen: ${spans.map((s) => s.name).join(', ')}`),
+      );
+    }, 60_000);
     const check = () => {
       const found = spans.find(match);
-      if (found) resolve(found);
-      else changed = check;
+      if (found) {
+        clearTimeout(timer);
+        resolve(found);
+      } else changed = check;
     };
     check();
   });
