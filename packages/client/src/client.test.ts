@@ -43,6 +43,14 @@ describe('the typed API client', () => {
   test('drives apps, keys, products and licenses under /v1', async () => {
     const me = await seller.auth.me();
     assert.equal(me.credential.kind, 'user_token');
+    const app = await seller.apps.get(appId);
+    assert.equal(
+      app.clientAddresses,
+      'truncated',
+      'timelines keep truncated addresses unless the seller chooses',
+    );
+    const private_ = await seller.apps.create({ name: 'Private', clientAddresses: 'none' });
+    assert.equal(private_.clientAddresses, 'none');
     const key = await seller.apiKeys.create(appId, { name: 'backend' });
     const backend = new LicensingClient({ baseUrl: `${origin()}/v1/`, token: key.key });
     assert.equal((await backend.auth.me()).credential.appId, appId);

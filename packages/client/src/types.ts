@@ -207,6 +207,8 @@ export interface App {
    * check both.
    */
   tokenAlgorithm: LicenseSigningAlgorithm;
+  /** What license timelines keep of a client's address: all of it, truncated (the default), or none. */
+  clientAddresses: 'full' | 'truncated' | 'none';
   createdAt: string;
   updatedAt: string;
 }
@@ -217,6 +219,8 @@ export interface AppInput {
   description?: string;
   /** RS256 when omitted; a change applies to what is signed after it. */
   tokenAlgorithm?: LicenseSigningAlgorithm;
+  /** What license timelines keep of a client's address; truncated when omitted. */
+  clientAddresses?: App['clientAddresses'];
 }
 
 export interface ApiKey {
