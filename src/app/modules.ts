@@ -121,6 +121,7 @@ export function createModules({
     clock,
     log,
     apps,
+    releases,
     blobs: createLocalArtifactStore(config.artifactDir),
     maxBytes: config.artifactMaxBytes,
   });

@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
+import { oneWriteAtATime } from '../../platform/one-write-at-a-time.js';
 import { recordLastVerified } from '../licenses/index.js';
 import { addVerificationCounts, type VerificationTally } from './store.js';
 
@@ -27,8 +28,6 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
   const tallies = new Map<string, VerificationTally>();
   /** License id to the time of its last verification counted since the last flush. */
   const lastVerified = new Map<string, Date>();
-  let writing: Promise<boolean> | null = null;
-  let queued: Promise<boolean> | null = null;
   /** Failed flushes in a row, and when one was last logged. */
   let failures = 0;
   let failureLoggedAt = Number.NEGATIVE_INFINITY;
@@ -81,19 +80,7 @@ export function createVerificationCounter({ db, clock, log }: { db: Db; clock: C
    * One write at a time: a flush asked during one runs after it, and callers asking meanwhile
    * share that next write.
    */
-  function flush(): Promise<boolean> {
-    if (!writing) {
-      writing = write().finally(() => {
-        writing = null;
-      });
-      return writing;
-    }
-    queued ??= writing.then(() => {
-      queued = null;
-      return flush();
-    });
-    return queued;
-  }
+  const flush = oneWriteAtATime(write);
 
   // The UTC day of the last count, so a count formats no date until the day changes.
   let day = '';

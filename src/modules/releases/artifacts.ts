@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type ArtifactStore, ArtifactTooLarge } from './artifact-store.js';
+import type { ReleaseService } from './service.js';
 import * as store from './store.js';
 
 const MiB = 1024 ** 2;
@@ -39,6 +40,7 @@ export interface ArtifactServiceDeps {
   clock: Clock;
   log: Log;
   apps: Pick<AppService, 'requireOwnedApp'>;
+  releases: Pick<ReleaseService, 'requireRelease'>;
   blobs: ArtifactStore;
   maxBytes: number;
 }
@@ -46,7 +48,16 @@ export interface ArtifactServiceDeps {
 export type ArtifactService = ReturnType<typeof createArtifactService>;
 export type Artifact = ReturnType<typeof toArtifact>;
 
-export function createArtifactService({ db, clock, log, apps, blobs, maxBytes }: ArtifactServiceDeps) {
+export function createArtifactService({
+  db,
+  clock,
+  log,
+  apps,
+  releases,
+  blobs,
+  maxBytes,
+}: ArtifactServiceDeps) {
+  const { requireRelease } = releases;
   function checkAddress(address: ArtifactAddress) {
     const { filename, platform = '', arch = '' } = address;
     if (!FILENAME.test(filename) || filename.includes('..')) {
@@ -68,13 +79,6 @@ export function createArtifactService({ db, clock, log, apps, blobs, maxBytes }:
       );
     }
     return { filename, platform, arch };
-  }
-
-  async function requireRelease(principal: Principal, appId: string, releaseId: string) {
-    await apps.requireOwnedApp(principal, appId);
-    const release = await store.findRelease(db, appId, releaseId);
-    if (!release) throw notFound('Release');
-    return release;
   }
 
   return {

@@ -51,6 +51,7 @@ export function createReleaseService({ db, clock, log, apps }: ReleaseServiceDep
     return { version: parsed.version, versionOrder: parsed.order, channel: chosen };
   }
 
+  /** The app's release, when the caller may act on the app (as requireOwnedApp decides); else 404. */
   async function requireRelease(principal: Principal, appId: string, releaseId: string) {
     await apps.requireOwnedApp(principal, appId);
     const row = await store.findRelease(db, appId, releaseId);
@@ -97,6 +98,8 @@ export function createReleaseService({ db, clock, log, apps }: ReleaseServiceDep
   }
 
   return {
+    requireRelease,
+
     async create(
       principal: Principal,
       appId: string,

@@ -2,6 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ClientAddressPolicy } from '../../platform/db/schema.js';
 import type { Log } from '../../platform/log.js';
+import { oneWriteAtATime } from '../../platform/one-write-at-a-time.js';
 import { keptAddress } from './client-address.js';
 import type { TimelineType } from './schemas.js';
 import { type BufferedEntry, insertBuffered } from './store.js';
@@ -37,8 +38,6 @@ export type TimelineJournal = ReturnType<typeof createTimelineJournal>;
 export function createTimelineJournal({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
   let buffered: BufferedEntry[] = [];
   let dropped = 0;
-  let writing: Promise<boolean> | null = null;
-  let queued: Promise<boolean> | null = null;
   let failures = 0;
   let failureLoggedAt = Number.NEGATIVE_INFINITY;
 
@@ -82,19 +81,7 @@ export function createTimelineJournal({ db, clock, log }: { db: Db; clock: Clock
    * when the database refused it (logged; kept for the next flush). Never rejects. One write at a
    * time: a flush asked during one runs after it, and callers asking meanwhile share it.
    */
-  function flush(): Promise<boolean> {
-    if (!writing) {
-      writing = write().finally(() => {
-        writing = null;
-      });
-      return writing;
-    }
-    queued ??= writing.then(() => {
-      queued = null;
-      return flush();
-    });
-    return queued;
-  }
+  const flush = oneWriteAtATime(write);
 
   return {
     /**
