@@ -42,10 +42,14 @@ export async function launchBrowser(): Promise<TestBrowser> {
   };
 }
 
-/** Saves a full-page PNG as artifacts/screenshots/<name>.png at the repository root; returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a PNG as artifacts/screenshots/<name>.png at the repository root; returns its path. The
+ * whole page by default; `viewport` keeps to what the window shows, for pages so tall (the API
+ * reference, some 400 operations) that painting all of them outlasts a loaded machine's timeout.
+ */
+export async function screenshot(page: Page, name: string, area: 'page' | 'viewport' = 'page'): Promise<string> {
   await mkdir(SCREENSHOTS, { recursive: true });
   const path = `${SCREENSHOTS}${name}.png`;
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage: area === 'page' });
   return path;
 }

@@ -91,7 +91,7 @@ describe('the API reference page', { skip: PGLITE_PASS_ONLY }, () => {
     assert.match(policy, /default-src 'none'/);
     assert.match(policy, /style-src 'sha256-[A-Za-z0-9+/=]+'/);
     assert.doesNotMatch(policy, /unsafe-inline|https?:/);
-    await screenshot(page, 'api-reference-core');
+    await screenshot(page, 'api-reference-core', 'viewport');
   });
 
   test('is usable from the keyboard: the first Tab reaches the skip link, which moves to the operations', async () => {
