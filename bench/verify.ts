@@ -39,6 +39,8 @@ const LICENSES = Math.max(2000, Number(process.env.BENCH_LICENSES ?? 10_000));
  * - P4 p99 at half of P1's median rate, evenly paced (bench/paced.ts), beside the bare route and
  *   the bare route that signs at the same rate, with the services and baselines only the other
  *   figures need stopped.
+ * - (metrics) and (timeline): verify with LICENSE_TOKENS=off beside the same with METRICS=off, and
+ *   with LICENSE_TIMELINE_CALLS=off: what recording metrics, and each verify's timeline entry, cost.
  * Each request verifies the next of LICENSES licenses with its bound device ({key, hwuid}), as
  * installed clients do; a single-key row is reported beside them, and the same verify with an
  * Ed25519 token (the app's tokenAlgorithm EdDSA, a service and database of its own), beside P1.
@@ -47,12 +49,14 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
   const withTokens = await openStorage(kind, 'verify-tokens');
   const withoutTokens = await openStorage(kind, 'verify-off');
   const withoutMetrics = await openStorage(kind, 'verify-off-no-metrics');
+  const withoutTimeline = await openStorage(kind, 'verify-off-no-timeline');
   const withEd25519 = await openStorage(kind, 'verify-ed25519');
   const stops: (() => Promise<void>)[] = [];
   try {
     await withTokens.write((db) => seedLicenses(db, LICENSES));
     await withoutTokens.write((db) => seedLicenses(db, LICENSES));
     await withoutMetrics.write((db) => seedLicenses(db, LICENSES));
+    await withoutTimeline.write((db) => seedLicenses(db, LICENSES));
     await withEd25519.write(async (db) => {
       const { appId } = await seedLicenses(db, LICENSES);
       await db.updateTable('apps').set({ token_algorithm: 'EdDSA' }).where('id', '=', appId).execute();
@@ -69,6 +73,12 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
     // What recording metrics costs, on the path where it weighs most (no signing).
     const offNoMetrics = await startService(withoutMetrics, { LICENSE_TOKENS: 'off', METRICS: 'off' });
     stops.push(offNoMetrics.stop);
+    // What the licenses' timelines cost: each verify an entry, written in batches off the request.
+    const offNoTimeline = await startService(withoutTimeline, {
+      LICENSE_TOKENS: 'off',
+      LICENSE_TIMELINE_CALLS: 'off',
+    });
+    stops.push(offNoTimeline.stop);
     const bare = await startBaseline('bare', {}, withTokens.dir);
     stops.push(bare.stop);
     const signingRoute = await startBaseline('bare-signing', {}, withTokens.dir);
@@ -133,6 +143,10 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
         run: (seconds: number) => load(verifyUrl(offNoMetrics.api), { bodies, seconds }),
       },
       {
+        name: 'verify, LICENSE_TOKENS=off, LICENSE_TIMELINE_CALLS=off',
+        run: (seconds: number) => load(verifyUrl(offNoTimeline.api), { bodies, seconds }),
+      },
+      {
         name: 'bare Fastify POST route (baseline of P2/P3)',
         run: (seconds: number) => load(bare.url, { bodies, seconds }),
       },
@@ -158,6 +172,7 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
     // node in production does not have two idle twins beside it.
     await off.stop();
     await offNoMetrics.stop();
+    await offNoTimeline.stop();
     await ed25519.stop();
     await select?.stop();
 
@@ -238,6 +253,16 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
         goal: '≥ 95 %',
       },
       {
+        figure: '(timeline)',
+        measure: 'verify, tokens off, timeline on / LICENSE_TIMELINE_CALLS=off',
+        value: ratioOf(
+          samples,
+          'verify, LICENSE_TOKENS=off',
+          'verify, LICENSE_TOKENS=off, LICENSE_TIMELINE_CALLS=off',
+        ),
+        goal: '≥ 95 %',
+      },
+      {
         figure: 'P4',
         measure: `p99 at ${rate}/s with a token (median, spread)`,
         value: `${p99Spread(atHalf)}; at that rate the bare route ${p99Spread(bareAtHalf)}, the bare route that signs ${p99Spread(signingAtHalf)}${Number.isFinite(pacing) ? `; generator ${pacing} µs a request` : ''}`,
@@ -257,6 +282,7 @@ export async function verifyPath(kind: StorageKind): Promise<{ text: string; fig
     await withTokens.drop();
     await withoutTokens.drop();
     await withoutMetrics.drop();
+    await withoutTimeline.drop();
     await withEd25519.drop();
   }
 }

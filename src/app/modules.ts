@@ -146,7 +146,7 @@ export function createModules({
   });
   const verificationCounts = createVerificationCounter({ db, clock, log });
   // Client calls' timeline entries, held like the counts and written by the same kind of job.
-  const timelineJournal = createTimelineJournal({ db, clock, log });
+  const timelineJournal = createTimelineJournal({ db, clock, log, enabled: config.licenseTimelineCalls });
   const timeline = createTimelineService({
     db,
     clock,

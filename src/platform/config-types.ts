@@ -75,6 +75,11 @@ export interface Config {
   readonly webhookLogDays: number;
   /** Days a license's timeline entries are kept (the hourly purge deletes older ones). */
   readonly licenseEventsRetentionDays: number;
+  /**
+   * Whether client software's calls (verifications, activations, check-ins, consumes) go in the
+   * licenses' timelines (LICENSE_TIMELINE_CALLS on/off); what sellers and billing do always does.
+   */
+  readonly licenseTimelineCalls: boolean;
   /** Milliseconds between passes of the webhook delivery worker. */
   readonly webhookPollMs: number;
   /**

@@ -69,6 +69,7 @@ describe('configuration', () => {
     ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '3600001' }],
     ['VERIFICATION_FLUSH_MS', { VERIFICATION_FLUSH_MS: '10s' }],
     ['METRICS', { METRICS: 'yes' }],
+    ['LICENSE_TIMELINE_CALLS', { LICENSE_TIMELINE_CALLS: 'no' }],
     ['METRICS_PORT', { METRICS_PORT: 'prometheus' }],
     ['METRICS_PORT', { METRICS_PORT: '3000' }],
     ['METRICS_PORT', { PORT: '9464' }],

@@ -236,6 +236,8 @@ export function parseConfig(env: Env): Config {
       1,
       3650,
     ),
+    licenseTimelineCalls:
+      oneOf('LICENSE_TIMELINE_CALLS', read('LICENSE_TIMELINE_CALLS') ?? 'on', ['on', 'off'] as const) === 'on',
     stripeSecretKey,
     stripePublishableKey,
     checkoutValidateRateLimit: integer(

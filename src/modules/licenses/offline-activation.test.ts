@@ -130,6 +130,25 @@ describe('offline activation', () => {
     ).expect(200).body;
     assert.equal(again.activated, false);
     assert.equal((await devicesOf(seller, license.id)).total, 1);
+
+    // Both files are in the license's timeline, newest first, saying who asked and what it did.
+    const timeline = (
+      await server.api.get(`/apps/${seller.appId}/licenses/${license.id}/events?type=license_file.issued`, {
+        token: seller.token,
+      })
+    ).expect(200).body;
+    assert.deepEqual(
+      timeline.events.map((e: { hwuid: string; actor: unknown; data: Record<string, unknown> }) => [
+        e.hwuid,
+        e.actor,
+        e.data.activated,
+        e.data.expiresAt,
+      ]),
+      [
+        ['air-gapped-1', { kind: 'seller', id: seller.user.id }, false, again.expiresAt],
+        ['air-gapped-1', { kind: 'seller', id: seller.user.id }, true, body.expiresAt],
+      ],
+    );
   });
 
   test('a file is valid for validDays, and never past the license', async () => {
@@ -207,6 +226,11 @@ describe('offline activation', () => {
       (await devicesOf(seller, license.id)).devices.map((d) => d.hwuid),
       ['online-1'],
     );
+    const refused = await server.api.get(
+      `/apps/${seller.appId}/licenses/${license.id}/events?type=license_file.issued`,
+      { token: seller.token },
+    );
+    assert.deepEqual(refused.expect(200).body.events, [], 'a refused file leaves no entry');
     // A device already bound still gets its file.
     const bound = (
       await activateOffline(seller, { request: activationRequest({ key: license.key, hwuid: 'online-1' }) })

@@ -5,6 +5,7 @@ import type { LicenseMetadata, LicenseStatus, SigningAlgorithm } from '../../pla
 import { AppError, type ErrorCode, invalidField, notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
+import { type Actor, actorOf, recordEntry } from '../timeline/index.js';
 import { type LicenseFileSigner, revocationListPeriod } from '../license-tokens/index.js';
 import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
@@ -133,11 +134,12 @@ export function createOfflineActivation({
   /**
    * Binds the request's device to the license and signs its license file. The caller has
    * already decided who may act on this license; this is the one path both the seller's API
-   * and the buyer portal take.
+   * and the buyer portal take. `actor` is who handed the request in, for the license's timeline.
    */
   async function activateLicense(
     license: OfflineLicense,
     request: ActivationRequest & { canonicalKey: string },
+    actor: Actor,
     options: OfflineActivationOptions = {},
   ) {
     const fileSigner = await requireSigner(license.token_algorithm);
@@ -203,6 +205,17 @@ export function createOfflineActivation({
       );
     }
     log.info({ licenseId: license.id, activated, kid: issued.kid }, 'license.device.activated_offline');
+    await recordEntry(db, license, {
+      type: 'license_file.issued',
+      hwuid: request.hwuid,
+      actor,
+      data: {
+        activated,
+        encrypted: options.encrypt === true,
+        expiresAt: issued.expiresAt.toISOString(),
+      },
+      occurredAt: now,
+    });
     return {
       licenseId: license.id,
       appId: license.app_id,
@@ -235,7 +248,7 @@ export function createOfflineActivation({
       ) {
         throw notFound('License');
       }
-      return activateLicense(license, request, input);
+      return activateLicense(license, request, actorOf(principal), input);
     },
 
     /**

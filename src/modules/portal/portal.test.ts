@@ -626,6 +626,16 @@ describe('what a signed-in buyer can do', () => {
     );
     assert.equal(foreign.status, 422, 'a request for another key is not taken');
     assert.match(await foreign.text(), /for another license key/);
+    // The seller's timeline says the buyer took one file, and only one.
+    const timeline = (
+      await server.api.get(`/apps/${seller.appId}/licenses/${license.id}/events?type=license_file.issued`, {
+        token: seller.token,
+      })
+    ).expect(200).body;
+    assert.deepEqual(
+      timeline.events.map((e: { hwuid: string; actor: unknown }) => [e.hwuid, e.actor]),
+      [['air-gapped-1', { kind: 'buyer', id: null }]],
+    );
   });
 
   test('canceling a subscription cancels it and tells the seller’s merchant webhook', async () => {

@@ -1,5 +1,6 @@
 import { AppError } from '../../platform/errors.js';
 import { parseActivationRequest } from '../licenses/index.js';
+import { BUYER } from '../timeline/index.js';
 import { PORTAL_POLICY_DEFAULTS } from '../products/index.js';
 import { createBuyerView } from './buyer-view.js';
 import type { PortalServiceDeps } from './deps.js';
@@ -154,7 +155,7 @@ export function createPortalService({
         }
         // The product's validity for files a buyer takes, not the seller's year: a short file
         // keeps its device held (unreleasable here) for a short time only.
-        const file = await offline.activateLicense(license, request, {
+        const file = await offline.activateLicense(license, request, BUYER, {
           validDays: license.portal_license_file_days ?? PORTAL_POLICY_DEFAULTS.portalLicenseFileDays,
         });
         return { download: { filename: `license-${license.id.slice(0, 8)}.lic`, body: file.licenseFile } };

@@ -35,7 +35,18 @@ export type TimelineJournal = ReturnType<typeof createTimelineJournal>;
  * it. The client's address is cut down as the app's setting says before it is held. What a crash
  * loses is what was recorded since the last flush; what a full buffer drops is counted and logged.
  */
-export function createTimelineJournal({ db, clock, log }: { db: Db; clock: Clock; log: Log }) {
+export function createTimelineJournal({
+  db,
+  clock,
+  log,
+  enabled = true,
+}: {
+  db: Db;
+  clock: Clock;
+  log: Log;
+  /** False when the operator keeps client calls out of the timelines (LICENSE_TIMELINE_CALLS=off). */
+  enabled?: boolean;
+}) {
   let buffered: BufferedEntry[] = [];
   let dropped = 0;
   let failures = 0;
@@ -97,6 +108,7 @@ export function createTimelineJournal({ db, clock, log }: { db: Db; clock: Clock
       at: Date,
       data: string | null = null,
     ): void {
+      if (!enabled) return;
       if (buffered.length >= MAX_BUFFERED) {
         dropped++;
         return;

@@ -14,6 +14,7 @@ export const TIMELINE_TYPES = [
   'seat.lapsed',
   'usage.consumed',
   'check_in',
+  'license_file.issued',
   'license.created',
   'license.updated',
   'license.key_regenerated',

@@ -186,6 +186,31 @@ describe('what a license’s timeline records', () => {
   });
 });
 
+describe('with LICENSE_TIMELINE_CALLS=off', () => {
+  test('client calls leave no entry, and the seller’s changes still do', async () => {
+    const quiet = await startTestServer({ VERIFICATION_FLUSH_MS: NEVER, LICENSE_TIMELINE_CALLS: 'off' });
+    try {
+      const seller = await sellerWithApp(quiet);
+      const license = await issueLicense(quiet, seller, { maxDevices: 1 });
+      const answer = await quiet.api.post('/licenses/verify', { key: license.key, hwuid: 'pc-1' });
+      assert.equal(answer.expect(200).body.valid, true, 'verify answers as always');
+      (
+        await quiet.api.post(`/apps/${seller.appId}/licenses/${license.id}/suspend`, undefined, {
+          token: seller.token,
+        })
+      ).expect(200);
+      assert.equal(await quiet.service.modules.timelineJournal.flush(), true);
+      const path = `/apps/${seller.appId}/licenses/${license.id}/events`;
+      const { events } = (await quiet.api.get(path, { token: seller.token })).expect(200).body;
+      const types = (events as Entry[]).map((e) => e.type);
+      assert.ok(types.includes('license.suspended'), `the suspension is recorded: ${types.join(', ')}`);
+      assert.ok(!types.includes('verification') && !types.includes('device.activated'), types.join(', '));
+    } finally {
+      await quiet.stop();
+    }
+  });
+});
+
 describe('reading a timeline', () => {
   let seller: SellerWithApp;
   let licenseId: string;

@@ -16,6 +16,7 @@ const WHAT: Record<string, string> = {
   'seat.lapsed': 'Seat lapsed',
   'usage.consumed': 'Usage consumed',
   check_in: 'Checked in',
+  'license_file.issued': 'License file issued (offline)',
   'license.created': 'Issued',
   'license.updated': 'Changed',
   'license.key_regenerated': 'New key',
