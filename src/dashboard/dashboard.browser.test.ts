@@ -151,6 +151,15 @@ describe('the seller dashboard in a browser', () => {
     assert.match((await keyRow.textContent()) ?? '', new RegExp(`${key.slice(0, 8)}.*Never.*Active`));
     assert.doesNotMatch((await page.content()) ?? '', new RegExp(key), 'the key is gone from the page');
 
+    // What license timelines keep of client addresses: the network by default, none once chosen.
+    const settings = form(page, 'App settings');
+    const addresses = settings.getByLabel('Client addresses in license timelines');
+    assert.equal(await addresses.inputValue(), 'truncated');
+    await addresses.selectOption('none');
+    await settings.getByRole('button', { name: 'Save app' }).click();
+    await status(page).filter({ hasText: 'App saved' }).waitFor();
+    assert.equal((await server.api.get(`/apps/${appId}`, { token: key })).body.clientAddresses, 'none');
+
     // A product, its checkout link and its callback secret.
     await menu(page, 'Products').click();
     await heading(page, 'Products').waitFor();

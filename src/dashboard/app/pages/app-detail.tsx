@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { SecretOnce, useConfirm } from '../components/dialog';
-import { ActionButton, Form, FormError, TextArea, TextField } from '../components/form';
+import { ActionButton, Form, FormError, SelectField, TextArea, TextField } from '../components/form';
 import { ListTable, Pager, useOffsetList } from '../components/list';
 import { Loading, Page, Section } from '../components/page';
 import { useAnnounce } from '../components/status';
@@ -123,12 +123,21 @@ function ApiKeys({ appId }: { appId: string }) {
   );
 }
 
+/** What a license's timeline keeps of the address a client called from (docs/licenses.md). */
+const CLIENT_ADDRESSES = [
+  { value: 'truncated', label: 'Its network only (203.0.113.0/24)' },
+  { value: 'full', label: 'The whole address' },
+  { value: 'none', label: 'Nothing' },
+] as const;
+
 function EditApp({ app, onSaved }: { app: App; onSaved(): void }) {
   const [name, setName] = useState(app.name);
   const [description, setDescription] = useState(app.description);
+  const [clientAddresses, setClientAddresses] = useState<string>(app.clientAddresses);
   useEffect(() => {
     setName(app.name);
     setDescription(app.description);
+    setClientAddresses(app.clientAddresses);
   }, [app]);
   const save = useAction();
   const remove = useAction();
@@ -136,7 +145,7 @@ function EditApp({ app, onSaved }: { app: App; onSaved(): void }) {
   const [confirm, confirmDialog] = useConfirm();
   const submit = () =>
     save.run(async () => {
-      await api.patch<App>(`/apps/${app.id}`, { name, description });
+      await api.patch<App>(`/apps/${app.id}`, { name, description, clientAddresses });
       announce('App saved');
       onSaved();
     });
@@ -161,6 +170,15 @@ function EditApp({ app, onSaved }: { app: App; onSaved(): void }) {
           name="description"
           value={description}
           onValue={setDescription}
+          error={save.error}
+        />
+        <SelectField
+          label="Client addresses in license timelines"
+          name="clientAddresses"
+          hint="What each license’s history keeps of the address a client called from."
+          value={clientAddresses}
+          options={CLIENT_ADDRESSES}
+          onValue={setClientAddresses}
           error={save.error}
         />
         <FormError error={save.error} />
