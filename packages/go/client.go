@@ -28,6 +28,7 @@ type Client struct {
 	retries       int
 	retryDelay    time.Duration
 	maxRetryDelay time.Duration
+	appVersion    string
 }
 
 // ClientOption changes a Client's defaults.
@@ -43,6 +44,13 @@ func WithRetries(retries int) ClientOption { return func(c *Client) { c.retries 
 // jitter) and the longest wait (default 20 s; a Retry-After longer than it is not waited for).
 func WithRetryDelay(first, longest time.Duration) ClientOption {
 	return func(c *Client) { c.retryDelay, c.maxRetryDelay = first, longest }
+}
+
+// WithAppVersion sends your software's version (2.4.1: 1 to 64 visible ASCII characters) as
+// X-App-Version with every call, so the seller sees in the license's timeline which version
+// called. NewClient refuses a version outside that shape.
+func WithAppVersion(version string) ClientOption {
+	return func(c *Client) { c.appVersion = version }
 }
 
 // NewClient answers a client of the service at baseURL, e.g. https://api.example.com (a
@@ -62,6 +70,9 @@ func NewClient(baseURL string, options ...ClientOption) (*Client, error) {
 	}
 	for _, option := range options {
 		option(client)
+	}
+	if client.appVersion != "" && !visibleASCII(client.appVersion, 64) {
+		return nil, errors.New("licensing: appVersion: must be 1 to 64 visible ASCII characters, e.g. 2.4.1")
 	}
 	return client, nil
 }
@@ -243,6 +254,9 @@ func (c *Client) send(ctx context.Context, method, path string, body any, idempo
 		if idempotencyKey != "" {
 			request.Header.Set("Idempotency-Key", idempotencyKey)
 		}
+		if c.appVersion != "" {
+			request.Header.Set("X-App-Version", c.appVersion)
+		}
 		response, err := c.http.Do(request)
 		if err != nil {
 			if ctx.Err() == nil && attempt <= c.retries {
@@ -370,4 +384,17 @@ func newIdempotencyKey() string {
 	random[8] = random[8]&0x3f | 0x80
 	text := hex.EncodeToString(random)
 	return text[:8] + "-" + text[8:12] + "-" + text[12:16] + "-" + text[16:20] + "-" + text[20:]
+}
+
+// visibleASCII says whether text is 1 to most characters from ! to ~.
+func visibleASCII(text string, most int) bool {
+	if len(text) == 0 || len(text) > most {
+		return false
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] < 0x21 || text[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }

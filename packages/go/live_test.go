@@ -24,7 +24,7 @@ func liveService(t *testing.T) live {
 	if address == "" {
 		t.Skip("no service: LICENSING_LIVE_URL is not set")
 	}
-	client, err := NewClient(address, WithRetries(0))
+	client, err := NewClient(address, WithRetries(0), WithAppVersion("go-live/1.0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,6 +173,38 @@ describe('verification from client software', () => {
     });
   });
 
+  test('sends its appVersion, which the seller reads in the license’s timeline, found across apps', async () => {
+    assert.throws(
+      () => new LicensingClient({ baseUrl: origin(), appVersion: 'two words' }),
+      /appVersion: must be 1 to 64 visible ASCII characters/,
+    );
+    const license = await seller.licenses.issue(appId, { email: `timeline-${uniqueSuffix()}@example.com` });
+    const client = new LicensingClient({ baseUrl: origin(), appVersion: '3.1.4-sdk' });
+    assert.equal((await client.verify({ key: license.key, hwuid: 'desk', appId })).valid, true);
+    await server.service.modules.timelineJournal.flush();
+
+    const found = await seller.licenses.search({ email: license.email?.slice(0, 12).toUpperCase() });
+    assert.deepEqual(
+      found.licenses.map((l) => l.id),
+      [license.id],
+    );
+    const page = await seller.licenses.events(appId, license.id, {
+      type: ['verification', 'license.created'],
+    });
+    assert.deepEqual(
+      page.events.map((e) => [e.type, e.outcome, e.hwuid, e.appVersion]),
+      [
+        ['verification', 'valid', 'desk', '3.1.4-sdk'],
+        ['license.created', null, null, null],
+      ],
+    );
+    assert.equal(page.nextCursor, null);
+    const first = await seller.licenses.events(appId, license.id, { limit: 1 });
+    assert.equal(first.events.length, 1);
+    const rest = await seller.licenses.events(appId, license.id, { cursor: first.nextCursor ?? '' });
+    assert.ok(!rest.events.some((e) => e.id === first.events[0]?.id), 'the next page starts after the first');
+  });
+
   test('takes, renews and gives back a floating seat, with the entitlements in force', async () => {
     const product = await seller.products.create({
       appId,

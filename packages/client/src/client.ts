@@ -9,6 +9,7 @@ import type {
   Introspection,
   License,
   LicenseInput,
+  LicenseSort,
   LicenseUpdateInput,
   LicenseUsage,
   OfflineActivation,
@@ -20,6 +21,8 @@ import type {
   SeatCheckin,
   SeatList,
   Session,
+  TimelinePage,
+  TimelineType,
   UsageResult,
   User,
   VerificationResult,
@@ -30,8 +33,16 @@ export interface LicensingClientOptions extends RetryOptions {
   baseUrl: string;
   /** A seller session token or an app API key; not needed for verify and introspect. */
   token?: string;
+  /**
+   * Your software's version (`2.4.1`: 1 to 64 visible ASCII characters), sent as X-App-Version
+   * with every call, so the seller sees which version each verification came from in the
+   * license's timeline.
+   */
+  appVersion?: string;
   fetch?: typeof fetch;
 }
+
+const APP_VERSION = /^[\x21-\x7e]{1,64}$/;
 
 /** Options of a creating call (issue, create, register). */
 export interface CreateOptions {
@@ -49,6 +60,17 @@ export interface RequestOptions extends CreateOptions {
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
+
+/** The filters and sort of a license list; `sort` is a column, `-` first for descending. */
+type LicenseQuery = PageQuery & {
+  status?: License['status'];
+  productId?: string;
+  /** Any part of the buyer's address, ignoring case. */
+  email?: string;
+  /** The exact license key (any case, with or without dashes). */
+  key?: string;
+  sort?: LicenseSort | `-${LicenseSort}`;
+};
 type PageQuery = { limit?: number; offset?: number };
 
 /** A typed client for the core API. Every path is sent under /v1. */
@@ -59,6 +81,9 @@ export class LicensingClient {
   constructor(private readonly options: LicensingClientOptions) {
     if (typeof options?.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
       throw new TypeError('baseUrl: must be the service address, e.g. https://api.example.com');
+    }
+    if (options.appVersion !== undefined && !APP_VERSION.test(options.appVersion)) {
+      throw new TypeError('appVersion: must be 1 to 64 visible ASCII characters, e.g. 2.4.1');
     }
     this.base = `${options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1`;
     // Bound so a global fetch called as a method does not lose its receiver (browsers require it).
@@ -98,6 +123,7 @@ export class LicensingClient {
     }
     const headers: Record<string, string> = {};
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    if (this.options.appVersion !== undefined) headers['x-app-version'] = this.options.appVersion;
     return requestJson<T>(
       this.fetchImpl,
       { method, url, body, headers, retry, idempotencyKey: checkedKey(options.idempotencyKey) },
@@ -217,16 +243,29 @@ export class LicensingClient {
   };
 
   readonly licenses = {
-    list: (
+    list: (appId: string, query: LicenseQuery = {}) =>
+      this.get<Page<'licenses', License>>(`/apps/${seg(appId)}/licenses`, query),
+    /** Your licenses across all your apps (an API key: its own app's), newest first by default. */
+    search: (query: LicenseQuery & { appId?: string } = {}) =>
+      this.get<Page<'licenses', License>>('/licenses', query),
+    /**
+     * The license's timeline, newest first: verifications, activations, seats, usage, status
+     * changes with who made them, e-mails and webhook events. Pass `nextCursor` back as `cursor`.
+     */
+    events: (
       appId: string,
-      query: PageQuery & {
-        status?: License['status'];
-        productId?: string;
-        email?: string;
-        /** The exact license key (any case, with or without dashes). */
-        key?: string;
+      licenseId: string,
+      query: {
+        type?: TimelineType | TimelineType[];
+        outcome?: 'failure';
+        limit?: number;
+        cursor?: string;
       } = {},
-    ) => this.get<Page<'licenses', License>>(`/apps/${seg(appId)}/licenses`, query),
+    ) =>
+      this.get<TimelinePage>(`/apps/${seg(appId)}/licenses/${seg(licenseId)}/events`, {
+        ...query,
+        type: Array.isArray(query.type) ? query.type.join(',') : query.type,
+      }),
     issue: (appId: string, input: LicenseInput = {}, options?: CreateOptions) =>
       this.create<License>(`/apps/${seg(appId)}/licenses`, input, options),
     get: (appId: string, licenseId: string) =>

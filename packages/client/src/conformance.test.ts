@@ -6,7 +6,13 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { issueLicense, sellerWithApp, startTestServer } from '../../../src/testing/harness.js';
+import {
+  issueLicense,
+  type SellerWithApp,
+  sellerWithApp,
+  startTestServer,
+  type TestServer,
+} from '../../../src/testing/harness.js';
 import { PGLITE_PASS_ONLY } from '../../../src/testing/store-pass.js';
 import { generateVectors } from '../../conformance/src/generate.js';
 import { VECTOR_KINDS, type Vector } from '../../conformance/src/vectors.js';
@@ -250,6 +256,15 @@ function pythonWith(modules: string): string | undefined {
   );
 }
 
+/** The SDK's verifications of the license are in its timeline with the version it was given. */
+async function sentItsVersion(server: TestServer, seller: SellerWithApp, licenseId: string, version: string) {
+  await server.service.modules.timelineJournal.flush();
+  const path = `/apps/${seller.appId}/licenses/${licenseId}/events?type=verification`;
+  const { events } = (await server.api.get(path, { token: seller.token })).expect(200).body;
+  assert.ok(events.length > 0, 'the SDK’s verifications are recorded');
+  assert.deepEqual([...new Set(events.map((e: { appVersion: string | null }) => e.appVersion))], [version]);
+}
+
 describe('the Python SDK online, against a real service', () => {
   test('verify, validate-hardware, seat checkout and checkin, usage consume, the fetched key set and the service’s error codes', async (context) => {
     const python3 = pythonWith('cryptography');
@@ -283,6 +298,7 @@ describe('the Python SDK online, against a real service', () => {
       );
       assert.match(run.stderr, /Ran 7 tests/);
       assert.doesNotMatch(run.stderr, /skipped/);
+      await sentItsVersion(server, seller, license.id, 'python-live/1.0');
     } finally {
       await server.stop();
     }
@@ -322,6 +338,7 @@ describe('the Go SDK online, against a real service', () => {
       );
       assert.equal(run.stdout.match(/^--- PASS: TestLive/gm)?.length, 9, run.stdout);
       assert.doesNotMatch(run.stdout, /--- SKIP/);
+      await sentItsVersion(server, seller, license.id, 'go-live/1.0');
     } finally {
       await server.stop();
     }

@@ -345,6 +345,57 @@ export interface License {
   updatedAt: string;
 }
 
+/** The columns a license list sorts by. */
+export type LicenseSort = 'createdAt' | 'lastVerifiedAt' | 'expiresAt' | 'status' | 'email';
+
+/** Every kind of entry in a license's timeline (docs/licenses.md#license-timeline). */
+export type TimelineType =
+  | 'verification'
+  | 'device.activated'
+  | 'device.released'
+  | 'seat.acquired'
+  | 'seat.released'
+  | 'seat.lapsed'
+  | 'usage.consumed'
+  | 'check_in'
+  | 'license_file.issued'
+  | 'license.created'
+  | 'license.updated'
+  | 'license.key_regenerated'
+  | 'license.suspended'
+  | 'license.reinstated'
+  | 'license.revoked'
+  | 'license.expired'
+  | 'license.renewed'
+  | 'email.sent'
+  | 'email.failed'
+  | 'webhook.event'
+  | 'webhook.failed';
+
+/** One thing that happened to a license. */
+export interface TimelineEntry {
+  id: string;
+  type: TimelineType;
+  /** A verification's answer (`valid` or its refusal code), `failed` for a failed delivery, else null. */
+  outcome: string | null;
+  hwuid: string | null;
+  /** As the app's clientAddresses setting kept it: whole, its network, or null. */
+  clientAddress: string | null;
+  /** The X-App-Version the client sent (LicensingClientOptions.appVersion). */
+  appVersion: string | null;
+  /** Who made a change; null for the client's own calls. */
+  actor: { kind: 'seller' | 'api_key' | 'buyer' | 'billing' | 'system'; id: string | null } | null;
+  data: Record<string, unknown>;
+  occurredAt: string;
+}
+
+/** A page of a license's timeline, newest first. */
+export interface TimelinePage {
+  events: TimelineEntry[];
+  /** Pass as `cursor` for the next page; null at the end. */
+  nextCursor: string | null;
+}
+
 /** POST {pay_url}/api/checkout/trials: the trial license issued to the buyer. */
 export interface StartedTrial {
   /** The trial license's id, as the seller's license routes know it. */

@@ -26,7 +26,7 @@ URL = os.environ.get("LICENSING_LIVE_URL")
 @unittest.skipUnless(URL, "no service: LICENSING_LIVE_URL is not set")
 class LiveTest(unittest.TestCase):
     def setUp(self) -> None:
-        self.client = LicensingClient(str(URL), retries=0)
+        self.client = LicensingClient(str(URL), retries=0, app_version="python-live/1.0")
         self.app_id = os.environ["LICENSING_LIVE_APP_ID"]
         self.key = os.environ["LICENSING_LIVE_KEY"]
         self.license_id = os.environ["LICENSING_LIVE_LICENSE_ID"]

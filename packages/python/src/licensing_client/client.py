@@ -22,7 +22,8 @@ _RETRIED_STATUSES = (429, 502, 503, 504)
 
 class LicensingClient:
     """``base_url``: the service address, e.g. ``https://api.example.com`` (a trailing ``/v1`` is
-    accepted). These calls repeat safely, so a network failure or a 429/503 is retried
+    accepted). ``app_version`` (``"2.4.1"``), when given, is sent as X-App-Version with every call,
+    so the seller sees in the license's timeline which version called. These calls repeat safely, so a network failure or a 429/503 is retried
     ``retries`` times, waiting as the answer's Retry-After says (capped at ``max_retry_seconds``)."""
 
     def __init__(
@@ -33,9 +34,15 @@ class LicensingClient:
         retries: int = 2,
         retry_delay_seconds: float = 0.5,
         max_retry_seconds: float = 20,
+        app_version: Optional[str] = None,
     ) -> None:
         if not isinstance(base_url, str) or not re.match(r"^https?://", base_url):
             raise TypeError("base_url: must be the service address, e.g. https://api.example.com")
+        if app_version is not None and (
+            not isinstance(app_version, str) or not re.fullmatch(r"[\x21-\x7e]{1,64}", app_version)
+        ):
+            raise ValueError("app_version: must be 1 to 64 visible ASCII characters, e.g. 2.4.1")
+        self.app_version = app_version
         self.base = re.sub(r"/v1$", "", base_url.rstrip("/")) + "/v1"
         self.timeout = timeout_seconds
         self.retries = retries
@@ -100,6 +107,8 @@ class LicensingClient:
         headers = {"accept": "application/json", "content-type": "application/json"}
         if idempotency_key is not None:
             headers["idempotency-key"] = idempotency_key
+        if self.app_version is not None:
+            headers["x-app-version"] = self.app_version
         attempt = 0
         while True:
             attempt += 1
