@@ -237,7 +237,8 @@ export function parseConfig(env: Env): Config {
       3650,
     ),
     licenseTimelineCalls:
-      oneOf('LICENSE_TIMELINE_CALLS', read('LICENSE_TIMELINE_CALLS') ?? 'on', ['on', 'off'] as const) === 'on',
+      oneOf('LICENSE_TIMELINE_CALLS', read('LICENSE_TIMELINE_CALLS') ?? 'on', ['on', 'off'] as const) ===
+      'on',
     stripeSecretKey,
     stripePublishableKey,
     checkoutValidateRateLimit: integer(

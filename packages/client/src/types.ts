@@ -386,7 +386,12 @@ export interface TimelineEntry {
   /** Who made a change; null for the client's own calls. */
   actor: { kind: 'seller' | 'api_key' | 'buyer' | 'billing' | 'system'; id: string | null } | null;
   data: Record<string, unknown>;
+  /** When it happened; for repeated identical calls, the first of them. */
   occurredAt: string;
+  /** How many identical calls (same answer, device, address, version) within one flush it stands for. */
+  repeats: number;
+  /** The last of those calls; null for one call. */
+  lastOccurredAt: string | null;
 }
 
 /** A page of a license's timeline, newest first. */

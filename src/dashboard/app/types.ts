@@ -5,7 +5,16 @@
  */
 import type { ApiKey, License, Page, Product, User } from '../../../packages/client/src/types';
 
-export type { ApiKey, App, License, Product, Session, User } from '../../../packages/client/src/types';
+export type {
+  ApiKey,
+  App,
+  License,
+  Product,
+  Session,
+  TimelineEntry,
+  TimelinePage,
+  User,
+} from '../../../packages/client/src/types';
 export { EVENT_TYPES } from '../../modules/events/event-types';
 
 export type Role = User['role'];
@@ -265,19 +274,3 @@ export interface Overview {
 }
 
 /** One entry of a license's timeline (GET …/licenses/:id/events). */
-export interface TimelineEntry {
-  id: string;
-  type: string;
-  outcome: string | null;
-  hwuid: string | null;
-  clientAddress: string | null;
-  appVersion: string | null;
-  actor: { kind: 'seller' | 'api_key' | 'buyer' | 'billing' | 'system'; id: string | null } | null;
-  data: Record<string, unknown>;
-  occurredAt: string;
-}
-
-export interface TimelinePage {
-  events: TimelineEntry[];
-  nextCursor: string | null;
-}

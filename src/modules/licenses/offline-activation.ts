@@ -5,8 +5,8 @@ import type { LicenseMetadata, LicenseStatus, SigningAlgorithm } from '../../pla
 import { AppError, type ErrorCode, invalidField, notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
 import type { Log } from '../../platform/log.js';
-import { type Actor, actorOf, recordEntry } from '../timeline/index.js';
 import { type LicenseFileSigner, revocationListPeriod } from '../license-tokens/index.js';
+import { type Actor, actorOf, recordEntry } from '../timeline/index.js';
 import { effectiveFeatures } from './entitlements.js';
 import { normalizeLicenseKey } from './license-key.js';
 import { clientStatus, effectiveStatus, keepsAccess } from './license-status.js';

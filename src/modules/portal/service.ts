@@ -1,7 +1,7 @@
 import { AppError } from '../../platform/errors.js';
 import { parseActivationRequest } from '../licenses/index.js';
-import { BUYER } from '../timeline/index.js';
 import { PORTAL_POLICY_DEFAULTS } from '../products/index.js';
+import { BUYER } from '../timeline/index.js';
 import { createBuyerView } from './buyer-view.js';
 import type { PortalServiceDeps } from './deps.js';
 import { type PortalOutcome, portalPage, problemPage, releaseRefusal, signInPage } from './pages.js';

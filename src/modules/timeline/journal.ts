@@ -34,6 +34,12 @@ export type TimelineJournal = ReturnType<typeof createTimelineJournal>;
  * FLUSH_BATCH entries: recording one is a push onto an array, so the verify path does no I/O for
  * it. The client's address is cut down as the app's setting says before it is held. What a crash
  * loses is what was recorded since the last flush; what a full buffer drops is counted and logged.
+ *
+ * A call identical to one already held (same license, kind, answer, device, kept address, app
+ * version and data) adds to that entry's `repeats` instead of making another: a client polling
+ * in a loop, or a fleet of heartbeats, makes one row per license and flush, not one per call, so
+ * the database writes (and the seller reads) what happened rather than how often. The held entries
+ * of each license are found through `held`, a short list a license, compared field by field.
  */
 export function createTimelineJournal({
   db,
@@ -48,8 +54,16 @@ export function createTimelineJournal({
   enabled?: boolean;
 }) {
   let buffered: BufferedEntry[] = [];
+  /** The entries of `buffered`, by license: where a repeated call finds the entry it adds to. */
+  let held = new Map<string, BufferedEntry[]>();
   let dropped = 0;
   let failures = 0;
+
+  function hold(entry: BufferedEntry): void {
+    const ofLicense = held.get(entry.licenseId);
+    if (ofLicense) ofLicense.push(entry);
+    else held.set(entry.licenseId, [entry]);
+  }
   let failureLoggedAt = Number.NEGATIVE_INFINITY;
 
   /**
@@ -63,6 +77,7 @@ export function createTimelineJournal({
     }
     const taken = buffered;
     buffered = [];
+    held = new Map();
     for (let start = 0; start < taken.length; start += FLUSH_BATCH) {
       try {
         await insertBuffered(db, taken.slice(start, start + FLUSH_BATCH));
@@ -70,6 +85,9 @@ export function createTimelineJournal({
         const kept = taken.slice(start).concat(buffered);
         dropped += Math.max(0, kept.length - MAX_BUFFERED);
         buffered = kept.length > MAX_BUFFERED ? kept.slice(0, MAX_BUFFERED) : kept;
+        // Held again, so repeats of them during the outage add to them rather than pile up.
+        held = new Map();
+        for (const entry of buffered) hold(entry);
         failures++;
         const now = clock.now().getTime();
         if (now - failureLoggedAt >= FAILURE_LOG_EVERY_MS) {
@@ -109,20 +127,44 @@ export function createTimelineJournal({
       data: string | null = null,
     ): void {
       if (!enabled) return;
+      const clientAddress = client ? keptAddress(client.address, license.client_addresses) : null;
+      const appVersion = client?.appVersion ?? null;
+      const ofLicense = held.get(license.id);
+      if (ofLicense) {
+        for (const entry of ofLicense) {
+          if (
+            entry.type === type &&
+            entry.outcome === outcome &&
+            entry.hwuid === hwuid &&
+            entry.clientAddress === clientAddress &&
+            entry.appVersion === appVersion &&
+            entry.data === data
+          ) {
+            entry.repeats++;
+            // Calls are recorded as they are answered, nearly in order; the latest wins.
+            if (at > (entry.lastOccurredAt ?? entry.occurredAt)) entry.lastOccurredAt = at;
+            return;
+          }
+        }
+      }
       if (buffered.length >= MAX_BUFFERED) {
         dropped++;
         return;
       }
-      buffered.push({
+      const entry: BufferedEntry = {
         licenseId: license.id,
         type,
         outcome,
         hwuid,
-        clientAddress: client ? keptAddress(client.address, license.client_addresses) : null,
-        appVersion: client?.appVersion ?? null,
+        clientAddress,
+        appVersion,
         data,
         occurredAt: at,
-      });
+        repeats: 1,
+        lastOccurredAt: null,
+      };
+      buffered.push(entry);
+      hold(entry);
     },
 
     flush,

@@ -98,6 +98,17 @@ export const TimelineEntry = Type.Object({
     description: 'What else the entry says, by type (docs/licenses.md#license-timeline)',
   }),
   occurredAt: Timestamp,
+  repeats: Type.Integer({
+    minimum: 1,
+    description:
+      'How many identical calls this entry stands for: a client that gets the same answer again and again within one write of its node’s buffer (10 s by default) makes one entry, from occurredAt to lastOccurredAt',
+  }),
+  lastOccurredAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'The last of the repeated calls; null when the entry is one call',
+    }),
+  ),
 });
 
 export type TimelineEntryType = Static<typeof TimelineEntry>;

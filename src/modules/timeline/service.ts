@@ -96,5 +96,7 @@ function toEntry(row: Awaited<ReturnType<typeof store.timelinePage>>[number]): T
     actor: row.actor_kind ? { kind: row.actor_kind, id: row.actor_id } : null,
     data: row.data,
     occurredAt: iso(row.occurred_at),
+    repeats: row.repeats,
+    lastOccurredAt: row.last_occurred_at ? iso(row.last_occurred_at) : null,
   };
 }

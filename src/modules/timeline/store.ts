@@ -111,6 +111,10 @@ export interface BufferedEntry {
   /** JSON, or null for none. */
   data: string | null;
   occurredAt: Date;
+  /** The identical calls this entry stands for (1 for one call). */
+  repeats: number;
+  /** The last of them, when more than one. */
+  lastOccurredAt: Date | null;
 }
 
 /**
@@ -120,9 +124,10 @@ export interface BufferedEntry {
 export async function insertBuffered(executor: Executor, entries: readonly BufferedEntry[]): Promise<void> {
   await sql`
     insert into license_events
-      (id, license_id, user_id, app_id, type, outcome, hwuid, client_address, app_version, data, occurred_at)
+      (id, license_id, user_id, app_id, type, outcome, hwuid, client_address, app_version, data, occurred_at,
+        repeats, last_occurred_at)
     select v.id, v.license_id, l.user_id, l.app_id, v.type, v.outcome, v.hwuid, v.client_address,
-      v.app_version, coalesce(v.data::jsonb, '{}'::jsonb), v.occurred_at
+      v.app_version, coalesce(v.data::jsonb, '{}'::jsonb), v.occurred_at, v.repeats, v.last_occurred_at
     from unnest(
       ${entries.map(() => newId())}::uuid[],
       ${entries.map((entry) => entry.licenseId)}::uuid[],
@@ -132,8 +137,11 @@ export async function insertBuffered(executor: Executor, entries: readonly Buffe
       ${entries.map((entry) => entry.clientAddress)}::text[],
       ${entries.map((entry) => entry.appVersion)}::text[],
       ${entries.map((entry) => entry.data)}::text[],
-      ${entries.map((entry) => entry.occurredAt.toISOString())}::timestamptz[]
-    ) as v (id, license_id, type, outcome, hwuid, client_address, app_version, data, occurred_at)
+      ${entries.map((entry) => entry.occurredAt.toISOString())}::timestamptz[],
+      ${entries.map((entry) => entry.repeats)}::int[],
+      ${entries.map((entry) => entry.lastOccurredAt?.toISOString() ?? null)}::timestamptz[]
+    ) as v (id, license_id, type, outcome, hwuid, client_address, app_version, data, occurred_at,
+      repeats, last_occurred_at)
     join licenses l on l.id = v.license_id
   `.execute(executor);
 }
@@ -171,6 +179,8 @@ export function timelinePage(executor: Executor, licenseId: string, filter: Time
       'actor_id',
       'data',
       'occurred_at',
+      'repeats',
+      'last_occurred_at',
     ])
     .where('license_id', '=', licenseId);
   if (filter.types && filter.types.length > 0) query = query.where('type', 'in', filter.types);

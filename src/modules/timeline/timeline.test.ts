@@ -43,6 +43,8 @@ interface Entry {
   actor: { kind: string; id: string | null } | null;
   data: Record<string, unknown>;
   occurredAt: string;
+  repeats: number;
+  lastOccurredAt: string | null;
 }
 
 async function timeline(
@@ -101,10 +103,46 @@ describe('what a license’s timeline records', () => {
       'data',
       'hwuid',
       'id',
+      'lastOccurredAt',
       'occurredAt',
       'outcome',
+      'repeats',
       'type',
     ]);
+  });
+
+  test('identical calls within one flush are one entry counting them; any difference is an entry of its own', async () => {
+    const seller = await sellerWithApp(server);
+    const license = await issueLicense(server, seller, { maxDevices: 2 });
+    const first = clock.now().toISOString();
+    for (let call = 0; call < 5; call++) {
+      await verify({ key: license.key, hwuid: 'loop-pc' }, '203.0.113.5', '1.0.0');
+      clock.advance(1000);
+    }
+    const last = new Date(clock.now().getTime() - 1000).toISOString();
+    await verify({ key: license.key, hwuid: 'loop-pc' }, '203.0.113.5', '1.0.1');
+    await verify({ key: license.key, hwuid: 'other-pc' }, '203.0.113.5', '1.0.0');
+    await verify({ key: license.key, hwuid: 'third-pc' }, '203.0.113.5', '1.0.0');
+    assert.equal(await flush(), true);
+    // After a flush the same call starts a new entry.
+    await verify({ key: license.key, hwuid: 'loop-pc' }, '203.0.113.5', '1.0.0');
+    assert.equal(await flush(), true);
+
+    const { events } = await timeline(seller, license.id, '?type=verification');
+    assert.deepEqual(
+      events.map((e) => [e.hwuid, e.outcome, e.appVersion, e.repeats]),
+      [
+        ['loop-pc', 'valid', '1.0.0', 1],
+        ['third-pc', 'device_limit_reached', '1.0.0', 1],
+        ['other-pc', 'valid', '1.0.0', 1],
+        ['loop-pc', 'valid', '1.0.1', 1],
+        ['loop-pc', 'valid', '1.0.0', 5],
+      ],
+    );
+    const looped = events.at(-1) as Entry;
+    assert.equal(looped.occurredAt, first);
+    assert.equal(looped.lastOccurredAt, last);
+    assert.equal(events[0]?.lastOccurredAt, null, 'one call has no last');
   });
 
   test('status changes name who made them: the seller, an API key, the expiry job', async () => {

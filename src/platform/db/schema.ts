@@ -55,6 +55,10 @@ export interface LicenseEventsTable {
   actor_id: string | null;
   data: ColumnType<Record<string, unknown>, string | undefined, string>;
   occurred_at: Timestamp;
+  /** The calls this entry stands for (identical answers to one client within one flush). */
+  repeats: Generated<number>;
+  /** The last of those calls; null when the entry is one call. */
+  last_occurred_at: NullableTimestamp;
 }
 
 export interface ApiKeysTable {

@@ -39,14 +39,24 @@ const BY: Record<string, string> = {
   system: 'Expiry job',
 };
 
+/** Identical calls within one write of the node's buffer are one entry counting them. */
+function when(entry: TimelineEntry) {
+  const first = formatDateTime(entry.occurredAt);
+  return entry.lastOccurredAt ? `${first} to ${formatDateTime(entry.lastOccurredAt)}` : first;
+}
+
 function what(entry: TimelineEntry) {
   const label = WHAT[entry.type] ?? entry.type;
+  const times = entry.repeats > 1 ? `, ${entry.repeats} times` : '';
   if (entry.type === 'verification') {
     return entry.outcome === 'valid' ? (
-      <>{label}: valid</>
+      <>
+        {label}: valid{times}
+      </>
     ) : (
       <>
         {label}: refused <code>{entry.outcome}</code>
+        {times}
       </>
     );
   }
@@ -54,9 +64,10 @@ function what(entry: TimelineEntry) {
   return typeof detail === 'string' ? (
     <>
       {label} <code>{detail}</code>
+      {times}
     </>
   ) : (
-    label
+    `${label}${times}`
   );
 }
 
@@ -112,7 +123,7 @@ export function Timeline({ base, version }: { base: string; version: string }) {
           rows={entries}
           empty={<p>{failuresOnly ? 'No failures recorded.' : 'Nothing recorded yet.'}</p>}
           columns={[
-            { title: 'When', cell: (entry) => formatDateTime(entry.occurredAt) },
+            { title: 'When', cell: when },
             { title: 'What', cell: what },
             { title: 'Device', cell: (entry) => (entry.hwuid ? <code>{entry.hwuid}</code> : '—') },
             { title: 'From', cell: (entry) => entry.clientAddress ?? '—' },
