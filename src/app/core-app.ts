@@ -11,7 +11,11 @@ import {
 } from '../modules/licenses/index.js';
 import { registerPaymentRoutes } from '../modules/payments/index.js';
 import { registerProductRoutes } from '../modules/products/index.js';
-import { registerArtifactRoutes, registerReleaseRoutes } from '../modules/releases/index.js';
+import {
+  registerArtifactRoutes,
+  registerDistributionRoutes,
+  registerReleaseRoutes,
+} from '../modules/releases/index.js';
 import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
 import { registerTimelineRoutes } from '../modules/timeline/index.js';
 import { registerUserRoutes } from '../modules/users/index.js';
@@ -52,6 +56,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerAnalyticsRoutes(api, modules.analytics);
     registerReleaseRoutes(api, modules.releases);
     registerArtifactRoutes(api, modules.artifacts);
+    registerDistributionRoutes(api, modules.distribution, { verifyRateLimit: config.verifyRateLimit });
   });
   // Pages for people (outside /v1): they use the public API like any other client.
   app.register(async (root) => {

@@ -27,6 +27,8 @@ import { createPortalService } from '../modules/portal/index.js';
 import { createProductService } from '../modules/products/index.js';
 import {
   createArtifactService,
+  createDistribution,
+  createDownloadLinks,
   createLocalArtifactStore,
   createReleaseService,
 } from '../modules/releases/index.js';
@@ -116,13 +118,14 @@ export function createModules({
   });
   const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
   const releases = createReleaseService({ db, clock, log, apps });
+  const blobs = createLocalArtifactStore(config.artifactDir);
   const artifacts = createArtifactService({
     db,
     clock,
     log,
     apps,
     releases,
-    blobs: createLocalArtifactStore(config.artifactDir),
+    blobs,
     maxBytes: config.artifactMaxBytes,
   });
   const keyRing = createKeyRing({ db, clock, log, sealer: createKeySealer(signingKeyEncryptionKeys) });
@@ -166,6 +169,14 @@ export function createModules({
     cache: verificationCache,
     outcomes: metrics.verifyOutcome,
     timeline: timelineJournal,
+  });
+  const distribution = createDistribution({
+    db,
+    clock,
+    log,
+    verification,
+    blobs,
+    links: createDownloadLinks({ secret: sessionSecret, apiBaseUrl: config.apiBaseUrl }),
   });
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
@@ -248,6 +259,7 @@ export function createModules({
     licenses,
     releases,
     artifacts,
+    distribution,
     keyRing,
     verification,
     offlineActivation,

@@ -218,6 +218,14 @@ const ROUTES: Record<string, Entry> = {
   'core OPTIONS /v1/licenses/checkin': { kind: 'public' },
   'core OPTIONS /v1/licenses/usage': { kind: 'public' },
   'core OPTIONS /v1/licenses/jwks': { kind: 'public' },
+  // Client software's update check and download links: the license key is the credential, and a
+  // key of another app answers license_not_found (distribution.test.ts). A file link carries its
+  // own signature (a changed one answers 403).
+  'core POST /v1/releases/upgrade': { kind: 'public' },
+  'core POST /v1/releases/download': { kind: 'public' },
+  'core GET /v1/releases/files/:artifactId/:filename': { kind: 'public' },
+  'core OPTIONS /v1/releases/upgrade': { kind: 'public' },
+  'core OPTIONS /v1/releases/download': { kind: 'public' },
   // Offline activation names its license by the key inside the request; another seller's (or
   // another app's key) answers 404 (offline-activation.test.ts). The revocation list is public.
   'core POST /v1/licenses/offline-activations': { kind: 'own', body: { request: 'x' } },

@@ -31,6 +31,7 @@ export interface SellerEstate {
     disputeId: string;
     releaseId: string;
     artifactFilename: string;
+    artifactId: string;
   };
   secrets: {
     licenseKey: string;
@@ -60,13 +61,13 @@ export async function createSellerEstate(
     )
   ).expect(201).body;
   const artifactFilename = `${marker}.zip`;
-  (
+  const artifact = (
     await server.api.put(`/apps/${app.id}/releases/${release.id}/artifacts/${artifactFilename}`, undefined, {
       token,
       headers: { 'content-type': 'application/octet-stream' },
       raw: `bytes of ${marker}`,
     })
-  ).expect(201);
+  ).expect(201).body;
   (await server.api.post(`/apps/${app.id}/releases/${release.id}/publish`, {}, { token })).expect(200);
   const product = (
     await server.api.post(
@@ -197,6 +198,7 @@ export async function createSellerEstate(
       disputeId,
       releaseId: release.id,
       artifactFilename,
+      artifactId: artifact.id,
     },
     secrets: {
       licenseKey: license.key,
@@ -228,6 +230,9 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   subscriptions: 'subscriptionId',
   releases: 'releaseId',
   artifacts: 'artifactFilename',
+  // A download link: /releases/files/:artifactId/:filename (the file name follows the id).
+  files: 'artifactId',
+  ':artifactId': 'artifactFilename',
   // A buyer portal sign-in link's token: no estate holds one, so any id stands for an unknown token.
   'sign-in': 'licenseId',
 };

@@ -74,6 +74,7 @@ describe('release artifacts', () => {
     assert.deepEqual(Object.keys(artifact).sort(), [
       'arch',
       'createdAt',
+      'downloads',
       'filename',
       'filetype',
       'id',

@@ -220,6 +220,7 @@ export function toArtifact(row: ReleaseArtifactRow) {
     size: Number(row.size),
     sha256: row.sha256,
     sha512: row.sha512,
+    downloads: Number(row.downloads),
     createdAt: iso(row.created_at),
   };
 }

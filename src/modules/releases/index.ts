@@ -1,5 +1,8 @@
 export { registerArtifactRoutes } from './artifact-routes.js';
 export { createLocalArtifactStore } from './artifact-store.js';
 export { type ArtifactService, createArtifactService } from './artifacts.js';
+export { createDistribution, type Distribution } from './distribution.js';
+export { registerDistributionRoutes } from './distribution-routes.js';
+export { createDownloadLinks } from './download-links.js';
 export { registerReleaseRoutes } from './routes.js';
 export { createReleaseService, type ReleaseService, toRelease } from './service.js';

@@ -93,6 +93,9 @@ export const Artifact = Type.Object({
   size: Type.Integer({ description: 'Bytes' }),
   sha256: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
   sha512: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
+  downloads: Type.Integer({
+    description: 'Downloads served through license-gated links (a resumed download counts once)',
+  }),
   createdAt: Timestamp,
 });
 
@@ -111,6 +114,99 @@ export const ArtifactQuery = Type.Object(
     arch: Type.Optional(
       Type.String({ maxLength: 32, description: 'x64, arm64, universal…; omitted: every architecture' }),
     ),
+  },
+  { additionalProperties: false },
+);
+
+const Key = Type.String({ minLength: 1, maxLength: 100, description: 'The license key' });
+const DeviceId = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'The device, as verify takes it: required when the license binds devices',
+});
+const Platform = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: 'linux, macos, windows…: only releases with an artifact for it (or for every platform)',
+});
+const Arch = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: 'x64, arm64…: only releases with an artifact for it (or for every architecture)',
+});
+
+export const UpgradeBody = Type.Object(
+  {
+    appId: Uuid,
+    key: Key,
+    hwuid: Type.Optional(DeviceId),
+    currentVersion: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'The version the client runs (semantic versioning)',
+    }),
+    channel: Type.Optional(
+      Type.Enum(RELEASE_CHANNELS, {
+        default: 'stable',
+        description: 'The channel the client follows; it also receives every more stable one',
+        errorMessage: 'must be one of stable, rc, beta, alpha, dev',
+      }),
+    ),
+    platform: Type.Optional(Platform),
+    arch: Type.Optional(Arch),
+  },
+  { additionalProperties: false },
+);
+
+export const DownloadableArtifact = Type.Object({
+  filename: Type.String(),
+  platform: Nullable(Type.String()),
+  arch: Nullable(Type.String()),
+  filetype: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
+  sha512: Type.String(),
+  downloadUrl: Type.String({
+    description: 'The bytes, with range requests; works for an hour without further credentials',
+  }),
+  downloadUrlExpiresAt: Timestamp,
+});
+
+export const Upgrade = Type.Object({
+  release: Type.Object({
+    id: Uuid,
+    version: Type.String(),
+    channel: Type.Enum(RELEASE_CHANNELS),
+    notes: Type.String(),
+    publishedAt: Timestamp,
+  }),
+  artifacts: Type.Array(DownloadableArtifact, {
+    description: 'The release’s artifacts for the platform and architecture asked for (all when none was)',
+  }),
+});
+
+export const DownloadBody = Type.Object(
+  {
+    appId: Uuid,
+    key: Key,
+    hwuid: Type.Optional(DeviceId),
+    version: Type.String({ minLength: 1, maxLength: 128, description: 'The release’s version' }),
+    filename: Type.String({ minLength: 1, maxLength: 255 }),
+    platform: Type.Optional(Platform),
+    arch: Type.Optional(Arch),
+  },
+  { additionalProperties: false },
+);
+
+export const FileParams = Type.Object(
+  { artifactId: Uuid, filename: Type.String({ minLength: 1, maxLength: 255 }) },
+  { additionalProperties: false },
+);
+
+export const FileQuery = Type.Object(
+  {
+    expires: Type.Integer({ minimum: 0, description: 'When the link stops working (Unix seconds)' }),
+    signature: Type.String({ minLength: 1, maxLength: 100 }),
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import type {
   ReleaseArtifactRow,
@@ -154,4 +154,82 @@ export function insertArtifact(
 
 export async function deleteArtifact(executor: Executor, artifactId: string): Promise<void> {
   await executor.deleteFrom('release_artifacts').where('id', '=', artifactId).execute();
+}
+
+/** What the update check asks for: the newest release a license may have, past its version. */
+export interface UpgradeSearch {
+  appId: string;
+  /** Only versions ordered after this one. */
+  after: string;
+  channels: readonly ReleaseChannel[];
+  /** The license's entitlements: a release requiring any other is passed over. */
+  features: readonly string[];
+  /** A license keeping access past its expiry: only releases published by then. */
+  publishedBy: Date | null;
+  platform: string | null;
+  arch: string | null;
+}
+
+/**
+ * The newest published release matching `search`, with an artifact for the platform and
+ * architecture when they are given (an artifact naming none suits every one); undefined when none.
+ */
+export function newestRelease(executor: Executor, search: UpgradeSearch): Promise<ReleaseRow | undefined> {
+  let query = executor
+    .selectFrom('releases as r')
+    .selectAll('r')
+    .where('r.app_id', '=', search.appId)
+    .where('r.status', '=', 'published')
+    .where('r.version_order', '>', search.after)
+    .where('r.channel', 'in', search.channels)
+    // Every feature the release requires is one the license grants.
+    .where(sql<boolean>`r.required_features <@ ${sql.val(search.features)}::text[]`);
+  if (search.publishedBy) query = query.where('r.published_at', '<=', search.publishedBy);
+  if (search.platform !== null || search.arch !== null) {
+    const { platform, arch } = search;
+    query = query.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('release_artifacts as a')
+          .select('a.id')
+          .whereRef('a.release_id', '=', 'r.id')
+          .where((eb) => (platform === null ? eb.val(true) : eb('a.platform', 'in', [platform, ''])))
+          .where((eb) => (arch === null ? eb.val(true) : eb('a.arch', 'in', [arch, '']))),
+      ),
+    );
+  }
+  return query.orderBy('r.version_order', 'desc').limit(1).executeTakeFirst();
+}
+
+/** An artifact and the release it belongs to, by the artifact's id. */
+export function artifactWithRelease(executor: Executor, artifactId: string) {
+  return executor
+    .selectFrom('release_artifacts as a')
+    .innerJoin('releases as r', 'r.id', 'a.release_id')
+    .selectAll('a')
+    .select(['r.status as release_status'])
+    .where('a.id', '=', artifactId)
+    .executeTakeFirst();
+}
+
+export async function countDownload(executor: Executor, artifactId: string): Promise<void> {
+  await executor
+    .updateTable('release_artifacts')
+    .set({ downloads: sql`downloads + 1` })
+    .where('id', '=', artifactId)
+    .execute();
+}
+
+/** The app's published release of this version (its precedence order), if there is one. */
+export function publishedRelease(
+  executor: Executor,
+  appId: string,
+  versionOrder: string,
+): Promise<ReleaseRow | undefined> {
+  return executor
+    .selectFrom('releases')
+    .selectAll()
+    .where('app_id', '=', appId)
+    .where('version_order', '=', versionOrder)
+    .where('status', '=', 'published')
+    .executeTakeFirst();
 }

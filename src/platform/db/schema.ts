@@ -495,6 +495,8 @@ export interface ReleaseArtifactsTable {
   sha256: string;
   sha512: string;
   created_at: Timestamp;
+  /** Downloads served through license-gated links (bigint: read through Number()). */
+  downloads: ColumnType<string | number, never, never>;
 }
 
 export interface Schema {
