@@ -1,6 +1,7 @@
 import type { Config } from '../platform/config.js';
 import { registerCrossOriginRoutes } from '../platform/http/cors.js';
 import { createHttpApp, type HttpApp } from '../platform/http/create-http-app.js';
+import { registerFavicon } from '../platform/http/favicon.js';
 import { registerIdempotency } from '../platform/http/idempotency-hooks.js';
 import { registerRateLimits } from '../platform/http/rate-limit.js';
 import { type ReferenceOptions, registerApiReference } from '../platform/http/reference/openapi.js';
@@ -18,7 +19,7 @@ export interface HostDeps {
 
 /**
  * An app for one host: the shared HTTP behaviour, rate-limit counters, the API reference (whose
- * generator must see every route), then the host's routes mounted under `prefix`. Both hosts are
+ * generator must see every route), the icon, then the host's routes mounted under `prefix`. Both hosts are
  * built the same way over the same modules.
  */
 export function buildHost(
@@ -46,6 +47,11 @@ export function buildHost(
     ...options.reference,
     prefix: options.prefix,
     bearerTokens: options.bearerTokens,
+  });
+  // At the root of both hosts, whatever their prefix: browsers look for it there. In a plugin,
+  // like the routes below, so the reference's generator sees it.
+  app.register(async (root) => {
+    registerFavicon(root as unknown as HttpApp);
   });
   // Before the routes: its onRoute hook gives routes flagged `cors` their headers and preflight.
   registerCrossOriginRoutes(app);

@@ -297,6 +297,11 @@ const ROUTES: Record<string, Entry> = {
   'core GET /dashboard': { kind: 'public' },
   'core GET /dashboard/assets/app.js': { kind: 'public' },
   'core GET /dashboard/assets/app.css': { kind: 'public' },
+  // The icon browsers show beside a page's title, on both hosts.
+  'core GET /favicon.svg': { kind: 'public' },
+  'core GET /favicon.ico': { kind: 'public' },
+  'pay GET /favicon.svg': { kind: 'public' },
+  'pay GET /favicon.ico': { kind: 'public' },
   // The API reference of each host: its OpenAPI document and the readable page.
   'core GET /v1/openapi.json': { kind: 'public' },
   'core GET /docs': { kind: 'public' },

@@ -757,6 +757,8 @@ describe('the seller dashboard in a browser', () => {
       'the skip link comes first',
     );
     await page.keyboard.press('Tab');
+    assert.ok(await focused(page.getByLabel('Theme')), 'then the colour scheme in the top bar');
+    await page.keyboard.press('Tab');
     assert.ok(await focused(page.getByLabel('E-mail')), 'then the e-mail');
     await page.keyboard.type(seller.user.email);
     await page.keyboard.press('Tab');

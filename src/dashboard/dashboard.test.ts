@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../testing/harness.js';
 import { httpClient } from '../testing/http-client.js';
@@ -13,20 +14,27 @@ after(() => server.stop());
 const core = () => httpClient(server.service.coreUrl);
 
 describe('the dashboard as the core host serves it', () => {
-  test('serves one page under a strict policy, with no inline script or style', async () => {
+  test('serves one page under a strict policy, whose one inline script is the hashed theme choice', async () => {
     const page = (await core().get('/dashboard')).expect(200);
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+    const inline = [...page.text.matchAll(/<script>([^<]*)<\/script>/g)].map((match) => match[1] ?? '');
+    assert.equal(inline.length, 1, 'one inline script');
+    const hash = createHash('sha256')
+      .update(inline[0] ?? '')
+      .digest('base64');
     assert.equal(
       page.headers.get('content-security-policy'),
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-        "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+      `default-src 'none'; script-src 'self' 'sha256-${hash}'; style-src 'self'; img-src 'self' data:; ` +
+        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     );
+    assert.match(inline[0] ?? '', /localStorage/, 'it applies the stored theme');
     assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
     assert.match(page.text, /<script type="module" src="\/dashboard\/assets\/app\.js"><\/script>/);
     assert.match(page.text, /<link rel="stylesheet" href="\/dashboard\/assets\/app\.css">/);
-    // Every script has a src, and nothing carries styles of its own.
-    assert.equal(page.text.match(/<script(?![^>]*\ssrc=)[^>]*>/g), null);
+    assert.match(page.text, /<link rel="icon" href="\/favicon\.svg" type="image\/svg\+xml">/);
+    // Every other script has a src, and nothing carries styles of its own.
+    assert.equal(page.text.match(/<script(?![^>]*\ssrc=)[^>]*>(?!try\{)/g), null);
     assert.doesNotMatch(page.text, /<style|\sstyle=/);
     assert.doesNotMatch(page.text, /https?:\/\//, 'nothing is loaded from another host');
   });

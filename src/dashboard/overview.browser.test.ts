@@ -18,9 +18,10 @@ import { type Receiver, startReceiver } from '../testing/receiver.js';
 
 /**
  * The overview (the first screen after sign-in) and the dashboard at a phone's width, in headless
- * Chromium: the numbers shown are the API's, every chart has a text alternative, no screen is
- * wider than a 375 px phone, the compact menu opens and navigates, and an empty account is told
- * what to do next. Screenshots go to artifacts/screenshots/ and are checked to hold a picture.
+ * Chromium: the numbers shown are the API's, every chart has a text alternative, the compact menu
+ * opens and navigates, and an empty account is told what to do next, without scrolling sideways
+ * (screens.browser.test.ts holds every screen with data to that). Screenshots go to
+ * artifacts/screenshots/ and are checked to hold a picture.
  */
 const WEBHOOK_SECRET = 'whsec_overview_browser_secret';
 let server: TestServer;
@@ -198,7 +199,7 @@ describe('the overview and the dashboard at a phone’s width', () => {
     assert.equal(page.url().split('#')[1], `/webhooks/${api.webhooks.endpoints[0].id}`);
   });
 
-  test('at 375 px no screen overflows, and the compact menu opens, navigates and closes', async (t) => {
+  test('at 375 px the compact menu opens, navigates and closes', async (t) => {
     const page = await openSignedIn(t, seller.user.email, PHONE);
     await page.locator('figure.chart').first().waitFor();
     const button = page.getByRole('button', { name: 'Menu' });
@@ -224,13 +225,7 @@ describe('the overview and the dashboard at a phone’s width', () => {
       await heading(page, title).waitFor();
       await page.getByText('Loading…').first().waitFor({ state: 'detached' });
       assert.equal(await button.getAttribute('aria-expanded'), 'false', `the menu folds after ${entry}`);
-      assert.equal(await overflow(page), 0, `${title} overflows at 375 px`);
     }
-    // A detail screen with a wide table and long values.
-    await page.getByRole('region', { name: 'Latest orders' }).getByRole('link').first().click();
-    await heading(page, 'Order').waitFor();
-    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
-    assert.equal(await overflow(page), 0, 'an order overflows at 375 px');
 
     // With the keyboard alone: Enter opens, Tab reaches the first screen, Escape folds it again
     // and gives focus back to the button.

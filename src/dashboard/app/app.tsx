@@ -2,6 +2,7 @@ import { type ComponentChildren, Fragment } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, api, configureApi } from './api';
 import { StatusProvider, useAnnounce } from './components/status';
+import { ThemeSwitch } from './components/theme';
 import { AccountsPage } from './pages/accounts';
 import { AnalyticsPage } from './pages/analytics';
 import { AppDetailPage } from './pages/app-detail';
@@ -203,6 +204,7 @@ function Shell({
       </button>
       <header class="top">
         <span class="brand">Seller dashboard</span>
+        <ThemeSwitch />
         {account}
       </header>
       {nav}

@@ -48,7 +48,8 @@ export function formatPrice(amount: string, currency: string): string {
 
 /**
  * The HTML document every page of the checkout host is built in (checkout pages, the buyer
- * portal): our stylesheet, then the page's own stylesheets and scripts, the card, a footer line.
+ * portal): the host's icon, our stylesheet, then the page's own stylesheets and scripts, the
+ * card, a footer line. Light or dark as the buyer's system asks.
  */
 export function pageShell(
   title: string,
@@ -61,7 +62,9 @@ export function pageShell(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<meta name="color-scheme" content="light dark">
 <title>${title}</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/checkout/assets/checkout.css">
 ${(options.stylesheets ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
 ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}

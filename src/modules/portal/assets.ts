@@ -8,7 +8,7 @@ export const PORTAL_CSS = `
 .item { border: 1px solid var(--line); border-radius: 10px; padding: 1rem; margin: 0 0 .75rem; min-width: 0; }
 .facts { display: flex; flex-wrap: wrap; gap: .25rem .9rem; margin: 0 0 .75rem; color: var(--muted); font-size: .9rem; }
 .status { font-weight: 600; color: var(--ink); }
-.status-active, .status-paid { color: #067647; }
+.status-active, .status-paid { color: var(--ok); }
 .status-suspended, .status-revoked, .status-canceled, .status-expired { color: var(--bad); }
 code { overflow-wrap: anywhere; word-break: break-all; }
 .devices, .orders { list-style: none; padding: 0; margin: 0 0 .75rem; }
@@ -21,11 +21,13 @@ code { overflow-wrap: anywhere; word-break: break-all; }
 form.inline { margin: 0; }
 button.small { width: auto; padding: .35rem .9rem; font-size: .9rem; }
 details { margin-top: .5rem; } summary { cursor: pointer; color: var(--accent); font-weight: 600; }
-textarea { width: 100%; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: 8px;
+textarea { width: 100%; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: 8px; background: var(--card); color: var(--ink);
   font: .85rem/1.4 ui-monospace, Menlo, Consolas, monospace; margin: .3rem 0 .75rem; resize: vertical; }
 .notice { overflow-wrap: anywhere; }
 .key-label { font-weight: 600; margin: 0 0 .3rem; }
-.key { margin: 0 0 .75rem; padding: .55rem .75rem; border: 1px solid var(--line); border-radius: 8px; background: #f4f6fb; }
-.license-key { font: .9rem/1.5 ui-monospace, Menlo, Consolas, monospace; user-select: all; }
+.key { margin: 0 0 .75rem; padding: .55rem .75rem; border: 1px solid var(--line); border-radius: 8px; background: var(--soft); }
+/* A key breaks only between its groups: one line where it fits, two on a phone. */
+.license-key { font: .9rem/1.5 ui-monospace, Menlo, Consolas, monospace; user-select: all; word-break: normal; }
 .portal + .secure { padding: 0 1rem; text-align: center; }
+@media (max-width: 30rem) { .item { padding: .75rem; } .key { padding: .5rem; } }
 `;

@@ -56,6 +56,7 @@ export function DeliveryLogs({
               { title: 'Sent', cell: (log) => formatDateTime(log.createdAt) },
               {
                 title: 'Event',
+                card: 'figure',
                 cell: (log) => (
                   <>
                     {log.eventType}
@@ -64,7 +65,11 @@ export function DeliveryLogs({
                 ),
               },
               { title: 'Trigger', cell: (log) => log.trigger },
-              { title: 'Result', cell: (log) => <StatusBadge status={log.success ? 'success' : 'failed'} /> },
+              {
+                title: 'Result',
+                card: 'status',
+                cell: (log) => <StatusBadge status={log.success ? 'success' : 'failed'} />,
+              },
               { title: 'Status code', cell: (log) => (log.statusCode > 0 ? log.statusCode : '—') },
               { title: 'Time', cell: (log) => `${log.durationMs} ms` },
               {

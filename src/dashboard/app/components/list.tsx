@@ -13,6 +13,11 @@ export interface Column<T> {
    * click sorts descending (dates: newest first).
    */
   sort?: string;
+  /**
+   * Its place in the row's card on a narrow screen: `status` at the top beside the row's title,
+   * `figure` (an amount, an expiry) large beneath them. Other columns follow as label and value.
+   */
+  card?: 'status' | 'figure';
 }
 
 /** A list's sort as the API names it (`email`, `-createdAt`), and how to change it. */
@@ -34,7 +39,7 @@ function SortHeading({ title, first, sorting }: { title: string; first: string; 
   const direction =
     sorting.sort === column ? 'ascending' : sorting.sort === `-${column}` ? 'descending' : undefined;
   return (
-    <th scope="col" aria-sort={direction}>
+    <th scope="col" class="sortable" aria-sort={direction}>
       <button type="button" class="sort" onClick={() => sorting.onSort(nextSort(first, sorting.sort))}>
         {title}
         <span aria-hidden="true">
@@ -50,6 +55,8 @@ const idOf = (row: unknown) => (row as { id: string }).id;
 /**
  * A list as a table: the first column heads each row, and `actions` (a row's buttons) come last
  * under a heading only screen readers read. Without rows, `empty` stands instead, with no pager.
+ * Below 40rem each row is drawn as a card (styles.css): its first column as the title, each other
+ * cell under its column's title (`data-label`), the sortable headings as a row of buttons.
  */
 export function ListTable<T>({
   caption,
@@ -80,7 +87,7 @@ export function ListTable<T>({
   return (
     <>
       <div class="table-scroll">
-        <table aria-busy={busy === undefined ? undefined : busy}>
+        <table class="list-table" aria-busy={busy === undefined ? undefined : busy}>
           <caption class="visually-hidden">{caption}</caption>
           <thead>
             <tr>
@@ -110,9 +117,15 @@ export function ListTable<T>({
               <tr key={rowKey(row)}>
                 {head && <th scope="row">{head.cell(row)}</th>}
                 {rest.map((column) => (
-                  <td key={column.title}>{column.cell(row)}</td>
+                  <td
+                    key={column.title}
+                    data-label={column.title}
+                    class={column.card ? `cell-${column.card}` : undefined}
+                  >
+                    {column.cell(row)}
+                  </td>
                 ))}
-                {actions && <td>{actions(row)}</td>}
+                {actions && <td class="cell-actions">{actions(row)}</td>}
               </tr>
             ))}
           </tbody>

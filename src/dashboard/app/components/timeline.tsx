@@ -124,7 +124,7 @@ export function Timeline({ base, version }: { base: string; version: string }) {
           empty={<p>{failuresOnly ? 'No failures recorded.' : 'Nothing recorded yet.'}</p>}
           columns={[
             { title: 'When', cell: when },
-            { title: 'What', cell: what },
+            { title: 'What', card: 'figure', cell: what },
             { title: 'Device', cell: (entry) => (entry.hwuid ? <code>{entry.hwuid}</code> : '—') },
             { title: 'From', cell: (entry) => entry.clientAddress ?? '—' },
             { title: 'App version', cell: (entry) => entry.appVersion ?? '—' },

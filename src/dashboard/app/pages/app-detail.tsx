@@ -70,7 +70,7 @@ function ApiKeys({ appId }: { appId: string }) {
             empty={<p>No API keys yet.</p>}
             columns={[
               { title: 'Name', cell: (key) => key.name },
-              { title: 'Key starts with', cell: (key) => <code>{key.prefix}…</code> },
+              { title: 'Key starts with', card: 'figure', cell: (key) => <code>{key.prefix}…</code> },
               { title: 'Created', cell: (key) => formatDateTime(key.createdAt) },
               {
                 title: 'Last used',

@@ -30,9 +30,13 @@ export function DisputesPage() {
                   <a href={href(`/disputes/${dispute.id}`)}>{formatDateTime(dispute.createdAt)}</a>
                 ),
               },
-              { title: 'Amount', cell: (dispute) => formatMoney(dispute.amount, dispute.currency) },
+              {
+                title: 'Amount',
+                card: 'figure',
+                cell: (dispute) => formatMoney(dispute.amount, dispute.currency),
+              },
               { title: 'Reason', cell: (dispute) => words(dispute.reason) },
-              { title: 'Status', cell: (dispute) => <StatusBadge status={dispute.status} /> },
+              { title: 'Status', card: 'status', cell: (dispute) => <StatusBadge status={dispute.status} /> },
               { title: 'Order', cell: (dispute) => <a href={href(`/orders/${dispute.orderId}`)}>Order</a> },
             ]}
             pager={<Pager label="Disputes" page={page} onOffset={disputes.setOffset} />}

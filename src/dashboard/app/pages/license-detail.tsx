@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { CopyButton } from '../components/copy';
+import { CopyButton, ShortKey } from '../components/copy';
 import { useConfirm } from '../components/dialog';
 import { ActionButton, Form, FormError, Submit, TextField } from '../components/form';
 import { ListTable } from '../components/list';
@@ -88,7 +88,9 @@ function LicenseFacts({ license, base, onChanged }: { license: License; base: st
         facts={{
           Key: (
             <>
-              <code class="mono">{license.key}</code>{' '}
+              <code class="mono">
+                <ShortKey value={license.key} />
+              </code>{' '}
               <CopyButton text={license.key} label="Copy license key" what="License key" />
             </>
           ),

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../api';
-import { CopyButton } from '../components/copy';
+import { CopyButton, ShortKey } from '../components/copy';
 import {
   Form,
   namedOptions,
@@ -141,15 +141,28 @@ function AllLicenses({ apps }: { apps: App[] }) {
                   {
                     title: 'Key',
                     cell: (license) => (
-                      <a class="mono" href={href(`/apps/${license.appId}/licenses/${license.id}`)}>
-                        {license.key}
-                      </a>
+                      <span class="key-cell">
+                        <a
+                          class="mono"
+                          href={href(`/apps/${license.appId}/licenses/${license.id}`)}
+                          aria-label={license.key}
+                        >
+                          <ShortKey value={license.key} />
+                        </a>
+                        <CopyButton
+                          text={license.key}
+                          label="Copy"
+                          name={`Copy license key ${license.key}`}
+                          what="License key"
+                        />
+                      </span>
                     ),
                   },
                   { title: 'E-mail', sort: 'email', cell: (license) => license.email ?? '—' },
                   {
                     title: 'Status',
                     sort: 'status',
+                    card: 'status',
                     cell: (license) => <StatusBadge status={license.status} />,
                   },
                   ...(apps.length > 1
@@ -166,6 +179,7 @@ function AllLicenses({ apps }: { apps: App[] }) {
                   {
                     title: 'Expires',
                     sort: 'expiresAt',
+                    card: 'figure',
                     cell: (license) => (license.expiresAt ? formatDate(license.expiresAt) : 'Never'),
                   },
                   {

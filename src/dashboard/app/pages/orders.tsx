@@ -92,9 +92,15 @@ export function OrdersPage() {
                 {
                   title: 'Amount',
                   sort: '-amount',
+                  card: 'figure',
                   cell: (order) => formatMoney(order.amount, order.currency),
                 },
-                { title: 'Status', sort: 'status', cell: (order) => <StatusBadge status={order.status} /> },
+                {
+                  title: 'Status',
+                  sort: 'status',
+                  card: 'status',
+                  cell: (order) => <StatusBadge status={order.status} />,
+                },
                 { title: 'Paid with', cell: (order) => order.paymentProvider },
               ]}
               pager={<Pager label="Orders" page={page} onOffset={orders.setOffset} />}

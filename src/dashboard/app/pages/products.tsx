@@ -69,6 +69,7 @@ export function ProductsPage() {
               { title: 'App', cell: (product) => appName(product.appId) },
               {
                 title: 'Price',
+                card: 'figure',
                 cell: (product) => (
                   <>
                     {formatMoney(product.price, product.currency)}
@@ -79,6 +80,7 @@ export function ProductsPage() {
               { title: 'Type', cell: (product) => words(product.productType) },
               {
                 title: 'State',
+                card: 'status',
                 cell: (product) => <StatusBadge status={product.active ? 'active' : 'inactive'} />,
               },
               {

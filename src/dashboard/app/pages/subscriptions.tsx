@@ -64,6 +64,7 @@ export function SubscriptionsPage() {
               { title: 'Product', cell: (s) => products.name(s.productId) },
               {
                 title: 'Status',
+                card: 'status',
                 cell: (s) => (
                   <>
                     <StatusBadge status={s.status} />
@@ -71,7 +72,7 @@ export function SubscriptionsPage() {
                   </>
                 ),
               },
-              { title: 'Current period ends', cell: (s) => formatDate(s.currentPeriodEnd) },
+              { title: 'Current period ends', card: 'figure', cell: (s) => formatDate(s.currentPeriodEnd) },
               { title: 'Started', cell: (s) => formatDate(s.createdAt) },
             ]}
             actions={(s) =>

@@ -58,7 +58,7 @@ export function WebhooksPage() {
                 cell: (webhook) =>
                   webhook.appId ? (appList.find((a) => a.id === webhook.appId)?.name ?? '') : 'All apps',
               },
-              { title: 'State', cell: (webhook) => <StatusBadge status={webhook.status} /> },
+              { title: 'State', card: 'status', cell: (webhook) => <StatusBadge status={webhook.status} /> },
               { title: 'Last success', cell: (webhook) => formatDateTime(webhook.lastSuccessAt) },
             ]}
             pager={<NumberedPager label="Webhooks" page={page} onPage={setPageNumber} />}

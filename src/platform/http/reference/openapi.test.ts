@@ -113,6 +113,8 @@ describe('the API reference documents', () => {
       'GET /dashboard/assets/app.css',
       'GET /dashboard/assets/app.js',
       'GET /docs',
+      'GET /favicon.ico',
+      'GET /favicon.svg',
       'GET /healthz',
       'GET /readyz',
     ]);

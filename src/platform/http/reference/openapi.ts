@@ -79,6 +79,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   portal: 'The buyer portal: buyers sign in by e-mail link to see and manage what they bought.',
   reference: 'This reference: the OpenAPI document and its readable page.',
   dashboard: 'The sellers’ web dashboard: one page and its assets, calling this API.',
+  icon: 'The icon browsers show beside the title of this host’s pages.',
 };
 
 const STATUS_TEXT: Record<string, string> = {
