@@ -22,6 +22,52 @@ export function formatNumber(value: number): string {
   return new Intl.NumberFormat().format(value);
 }
 
+// The dashboard's words are English whatever the browser's locale; only numbers follow the locale.
+const englishPlural = new Intl.PluralRules('en');
+
+/** The noun that goes with `count`: ("order", "orders") → "order" for 1, "orders" for 0 or 2. */
+export function noun(count: number, one: string, other: string): string {
+  return englishPlural.select(count) === 'one' ? one : other;
+}
+
+/** A count with its noun: "1 paid order", "2 paid orders", "0 admins". */
+export function plural(count: number, one: string, other: string): string {
+  return `${formatNumber(count)} ${noun(count, one, other)}`;
+}
+
+/**
+ * How a figure moved since the previous period: the difference with its sign ("+$20.00", "−3")
+ * and, when there was something to compare with, the percentage ("+100%"). `signed` formats a
+ * value with its sign.
+ */
+export function formatChange(current: number, previous: number, signed: (value: number) => string): string {
+  const difference = current - previous;
+  if (difference === 0) return 'no change';
+  if (previous === 0) return signed(difference);
+  const percent = new Intl.NumberFormat(undefined, {
+    style: 'percent',
+    maximumFractionDigits: 0,
+    signDisplay: 'exceptZero',
+  }).format(difference / previous);
+  return `${signed(difference)} (${percent})`;
+}
+
+export function formatSignedNumber(value: number): string {
+  return new Intl.NumberFormat(undefined, { signDisplay: 'exceptZero' }).format(value);
+}
+
+export function formatSignedMoney(amount: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat(undefined, {
+      style: 'currency',
+      currency,
+      signDisplay: 'exceptZero',
+    }).format(amount);
+  } catch {
+    return `${amount > 0 ? '+' : ''}${amount} ${currency}`;
+  }
+}
+
 /** An API enum value as words: "one_time" → "one time". */
 export function words(value: string): string {
   return value.replace(/_/g, ' ');

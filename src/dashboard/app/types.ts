@@ -215,19 +215,38 @@ export interface CurrencyRevenue {
   points: { start: string; amount: number; orders: number }[];
 }
 
+export interface ActivityTotals {
+  valid: number;
+  invalid: number;
+  activations: number;
+}
+
+export interface ActivityPoint extends ActivityTotals {
+  start: string;
+}
+
 export interface Overview {
   appId: string | null;
+  /** The period asked with from and to (the last 30 days by default), and as many days before it. */
+  period: {
+    from: string;
+    to: string;
+    days: number;
+    revenue: CurrencyRevenue[];
+    activity: { totals: ActivityTotals; points: ActivityPoint[] };
+    previous: {
+      from: string;
+      to: string;
+      revenue: { currency: string; amount: number; orders: number }[];
+      activity: ActivityTotals;
+    };
+  };
   revenue: {
     last30Days: { from: string; to: string; series: CurrencyRevenue[] };
     last12Months: { from: string; to: string; series: CurrencyRevenue[] };
   };
   licenses: { total: number; byStatus: Record<LicenseStatus, number> };
-  activity: {
-    from: string;
-    to: string;
-    totals: { valid: number; invalid: number; activations: number };
-    points: { start: string; valid: number; invalid: number; activations: number }[];
-  };
+  activity: { from: string; to: string; totals: ActivityTotals; points: ActivityPoint[] };
   webhooks: {
     failing: number;
     disabled: number;

@@ -27,11 +27,16 @@ export function registerAnalyticsRoutes(app: HttpApp, analytics: AnalyticsServic
     schema: {
       summary: "The seller's overview",
       description:
-        "The caller's own figures: revenue and paid orders per currency over the last 30 days (daily) and 12 months (monthly), licenses by status, verifications and device activations per day over 30 days, webhook endpoints failing or disabled, open disputes and the latest orders. A user token sees the whole account, or the app named by `appId`; an API key sees its own app only.",
+        "The caller's own figures: revenue and paid orders per currency over the last 30 days (daily) and 12 months (monthly), licenses by status, verifications and device activations per day over 30 days, webhook endpoints failing or disabled, open disputes and the latest orders. `period` holds revenue, verifications and activations per UTC day over the days from the one holding `from` to the one holding `to` (default: today and the 29 days before; at most 366 days), and their totals over as many days immediately before. A user token sees the whole account, or the app named by `appId`; an API key sees its own app only.",
       tags: ['analytics'],
       querystring: OverviewQuery,
       response: { 200: SellerOverview },
-      errors: { ...APP_SCOPED, not_found: '`appId` names no app of the caller' },
+      errors: {
+        ...APP_SCOPED,
+        not_found: '`appId` names no app of the caller',
+        validation_failed:
+          'A malformed `appId`, `from` or `to`, `from` not before `to`, more than 366 days, or another parameter; the detail names the field',
+      },
     },
     handler: (request) => analytics.overview(principalOf(request), request.query),
   });

@@ -148,8 +148,35 @@ export const UserSeries = Type.Object(
   { description: 'Totals now, and one point per bucket' },
 );
 
-/** The seller overview: the caller's whole account, or one of its apps (an API key: its own app). */
-export const OverviewQuery = Type.Object({ appId: Type.Optional(Uuid) }, { additionalProperties: false });
+/**
+ * The seller overview: the caller's whole account, or one of its apps (an API key: its own app),
+ * and the period of its `period` figures (whole UTC days; the last 30 by default).
+ */
+export const OverviewQuery = Type.Object(
+  {
+    appId: Type.Optional(Uuid),
+    from: Type.Optional(
+      Type.String({
+        ...DateTime,
+        description: '`period` starts with the UTC day holding this instant (default: 29 days before `to`)',
+      }),
+    ),
+    to: Type.Optional(
+      Type.String({
+        ...DateTime,
+        description:
+          '`period` ends with the UTC day holding this instant (default: now); at most 366 days in all',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export interface OverviewInput {
+  appId?: string;
+  from?: string;
+  to?: string;
+}
 
 const CurrencyPoints = Type.Array(
   Type.Object({
@@ -164,16 +191,50 @@ const CurrencyPoints = Type.Array(
 const Window = <T extends Record<string, TSchema>>(fields: T) =>
   Type.Object({ from: Timestamp, to: Timestamp, ...fields });
 
+const ActivityTotals = Type.Object({ valid: Count, invalid: Count, activations: Count });
+
+const Period = Type.Object(
+  {
+    from: Timestamp,
+    to: Timestamp,
+    days: Type.Integer({ minimum: 1, description: 'How many UTC days the period holds' }),
+    revenue: CurrencyPoints,
+    activity: Type.Object({
+      totals: ActivityTotals,
+      points: Type.Array(Type.Object({ start: Timestamp, valid: Count, invalid: Count, activations: Count })),
+    }),
+    previous: Type.Object(
+      {
+        from: Timestamp,
+        to: Timestamp,
+        revenue: Type.Array(Type.Object({ currency: Type.String(), amount: Amount, orders: Count }), {
+          description: 'One entry per currency that had revenue, sorted by currency',
+        }),
+        activity: ActivityTotals,
+      },
+      {
+        description:
+          "As many whole UTC days, immediately before the period: from its first day's start to the period's (not included); totals only",
+      },
+    ),
+  },
+  {
+    description:
+      "The UTC days from the one holding `from` to the one holding `to` (default: today and the 29 days before); `from` is its first day's start, `to` as asked or now; one point per day",
+  },
+);
+
 export const SellerOverview = Type.Object(
   {
     appId: Type.Union([Uuid, Type.Null()], { description: 'The app the figures are limited to, or null' }),
+    period: Period,
     revenue: Type.Object({
       last30Days: Window({ series: CurrencyPoints }),
       last12Months: Window({ series: CurrencyPoints }),
     }),
     licenses: Type.Object({ total: Count, byStatus: countsOf(LICENSE_STATUSES) }),
     activity: Window({
-      totals: Type.Object({ valid: Count, invalid: Count, activations: Count }),
+      totals: ActivityTotals,
       points: Type.Array(Type.Object({ start: Timestamp, valid: Count, invalid: Count, activations: Count })),
     }),
     webhooks: Type.Object({

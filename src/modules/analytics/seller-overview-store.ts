@@ -99,6 +99,55 @@ export async function activitySeries(
   return rows;
 }
 
+/**
+ * Paid orders per currency whose payment time lies in [from, until) and has happened: a past
+ * period's totals, without buckets (orders_user_paid_idx, as the series).
+ */
+export async function revenueTotals(executor: Executor, owner: Owner, from: Date, until: Date, now: Date) {
+  const { rows } = await sql<{ currency: string; amount: string; orders: number }>`
+    select o.currency, sum(o.amount)::text as amount, count(*)::bigint as orders
+    from orders o
+    where o.status = 'paid' and ${byOwner(owner, 'o')}
+      and o.paid_at >= ${from} and o.paid_at < ${until} and o.paid_at <= ${now}
+    group by o.currency
+    order by o.currency
+  `.execute(executor);
+  return rows;
+}
+
+/**
+ * Verifications of the owner's apps over the UTC days of [from, until) (both day starts), and
+ * devices activated on the owner's licenses in that time: the activity series' sums, for a
+ * period whose days need no points.
+ */
+export async function activityTotals(
+  executor: Executor,
+  owner: Owner,
+  from: Date,
+  until: Date,
+  now: Date,
+): Promise<{ valid: number; invalid: number; activations: number }> {
+  const { rows } = await sql<{ valid: number; invalid: number; activations: number }>`
+    with verified as (
+      select coalesce(sum(c.valid), 0)::bigint as valid, coalesce(sum(c.invalid), 0)::bigint as invalid
+      from license_verification_counts c
+      where c.app_id in (select a.id from apps a where ${byOwner({ ...owner, appId: null }, 'a')}
+          ${owner.appId ? sql`and a.id = ${owner.appId}` : sql``})
+        and c.day >= (${from}::timestamptz at time zone 'UTC')::date
+        and c.day < (${until}::timestamptz at time zone 'UTC')::date
+    ),
+    activated as (
+      select count(*)::bigint as activations
+      from licenses l
+      join license_devices d on d.license_id = l.id
+      where ${byOwner(owner, 'l')}
+        and d.activated_at >= ${from} and d.activated_at < ${until} and d.activated_at <= ${now}
+    )
+    select v.valid, v.invalid, a.activations from verified v cross join activated a
+  `.execute(executor);
+  return rows[0] ?? { valid: 0, invalid: 0, activations: 0 };
+}
+
 export interface EndpointRow {
   id: string;
   kind: 'core' | 'merchant';

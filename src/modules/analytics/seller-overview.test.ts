@@ -346,7 +346,7 @@ describe('GET /v1/overview', () => {
   test('refuses unknown parameters and a malformed appId, naming the field', async () => {
     for (const [query, field] of [
       ['?appId=nope', 'appId'],
-      ['?from=2026-01-01T00:00:00Z', 'from'],
+      ['?since=2026-01-01T00:00:00Z', 'since'],
     ]) {
       const error = assertError(
         await server.api.get(`/overview${query}`, { token: owner.token }),
@@ -359,5 +359,122 @@ describe('GET /v1/overview', () => {
       );
     }
     assertError(await server.api.get('/overview'), 401, 'unauthorized');
+  });
+});
+
+/** A period's revenue as [currency, amount, orders]. */
+const revenueOf = (entries: { currency: string; amount: number; orders: number }[]) =>
+  entries.map((entry) => [entry.currency, entry.amount, entry.orders]);
+
+describe('GET /v1/overview with a period (from, to) and the period before it', () => {
+  test('without from and to the period is the last 30 days, compared with the 30 days before', async () => {
+    const body = await overview(owner.token);
+    const { period } = body;
+    assert.equal(period.from, '2026-02-11T00:00:00.000Z');
+    assert.equal(period.to, NOW);
+    assert.equal(period.days, 30);
+    assert.deepEqual(period.revenue, body.revenue.last30Days.series, 'the same figures as last30Days');
+    assert.deepEqual(period.activity, { totals: body.activity.totals, points: body.activity.points });
+    assert.deepEqual(period.previous, {
+      from: '2026-01-12T00:00:00.000Z',
+      to: '2026-02-11T00:00:00.000Z',
+      revenue: [],
+      activity: { valid: 0, invalid: 0, activations: 0 },
+    });
+  });
+
+  test('a week holds its own days, and the week before holds the sales, verifications and activations of 2 March', async () => {
+    const body = await overview(owner.token, '?from=2026-03-03T00:00:00.000Z&to=2026-03-09T23:59:59.999Z');
+    const { period } = body;
+    assert.equal(period.from, '2026-03-03T00:00:00.000Z');
+    assert.equal(period.to, '2026-03-09T23:59:59.999Z');
+    assert.equal(period.days, 7);
+    assert.deepEqual(period.revenue, [], 'no sale from 3 to 9 March');
+    assert.equal(period.activity.points.length, 7);
+    assert.deepEqual(period.activity.totals, { valid: 0, invalid: 1, activations: 0 });
+    assert.deepEqual(nonZero(period.activity.points, 'invalid'), { '03-05': 1 });
+    assert.deepEqual(period.previous.from, '2026-02-24T00:00:00.000Z');
+    assert.deepEqual(period.previous.to, '2026-03-03T00:00:00.000Z');
+    assert.deepEqual(revenueOf(period.previous.revenue), [
+      ['EUR', 10, 1],
+      ['USD', 39.98, 2],
+    ]);
+    assert.deepEqual(period.previous.activity, { valid: 3, invalid: 0, activations: 2 });
+    // The fixed windows do not move with the period.
+    assert.equal(body.revenue.last30Days.from, '2026-02-11T00:00:00.000Z');
+    assert.equal(body.activity.points.length, 30);
+  });
+
+  test('a period in the past counts whole days: December holds the first sale, November nothing', async () => {
+    const { period } = await overview(owner.token, '?from=2025-12-01T00:00:00Z&to=2025-12-31T23:59:59Z');
+    assert.equal(period.days, 31);
+    assert.deepEqual(
+      period.revenue.map((s: { currency: string; amount: number; orders: number }) => [
+        s.currency,
+        s.amount,
+        s.orders,
+      ]),
+      [['USD', 19.99, 1]],
+    );
+    assert.deepEqual(nonZero(period.revenue[0].points, 'amount'), { '12-15': 19.99 });
+    assert.equal(period.previous.from, '2025-10-31T00:00:00.000Z');
+    assert.equal(period.previous.to, '2025-12-01T00:00:00.000Z');
+    assert.deepEqual(period.previous.revenue, []);
+
+    // A from in the middle of a day starts the period with that whole day.
+    const since = await overview(owner.token, '?from=2026-03-02T15:00:00Z');
+    assert.equal(since.period.from, '2026-03-02T00:00:00.000Z');
+    assert.equal(since.period.to, NOW);
+    assert.equal(since.period.days, 11);
+    assert.deepEqual(revenueOf(since.period.revenue), [
+      ['EUR', 10, 1],
+      ['USD', 39.98, 2],
+    ]);
+    assert.equal(since.period.previous.from, '2026-02-19T00:00:00.000Z');
+
+    // Only `to`: the 30 days ending with its day.
+    const until = await overview(owner.token, '?to=2025-12-20T08:00:00Z');
+    assert.equal(until.period.from, '2025-11-21T00:00:00.000Z');
+    assert.equal(until.period.days, 30);
+    assert.deepEqual(revenueOf(until.period.revenue), [['USD', 19.99, 1]]);
+  });
+
+  test('a period of one app, through its API key, holds that app’s figures only', async () => {
+    const query = '?from=2026-02-24T00:00:00Z&to=2026-03-09T23:59:59Z';
+    const byKey = await overview(ids.eurKey, query);
+    assert.deepEqual(revenueOf(byKey.period.revenue), [['EUR', 10, 1]]);
+    assert.deepEqual(byKey.period.activity.totals, { valid: 0, invalid: 1, activations: 0 });
+    const usd = await overview(owner.token, `${query}&appId=${ids.usdApp}`);
+    assert.deepEqual(revenueOf(usd.period.revenue), [['USD', 39.98, 2]]);
+    assert.deepEqual(usd.period.activity.totals, { valid: 3, invalid: 0, activations: 2 });
+    const theirs = await overview(stranger.token, query);
+    assert.deepEqual(revenueOf(theirs.period.revenue), [['USD', 7, 1]]);
+    assert.deepEqual(theirs.period.activity.totals, { valid: 0, invalid: 0, activations: 0 });
+  });
+
+  test('refuses a malformed or reversed period, or one over 366 days, naming the field', async () => {
+    const cases: [string, string, RegExp][] = [
+      ['?from=yesterday', 'from', /date-time/],
+      ['?from=2026-03-01', 'from', /date-time/],
+      ['?to=2026-13-01T00:00:00Z', 'to', /date-time/],
+      ['?from=2026-03-05T00:00:00Z&to=2026-03-01T00:00:00Z', 'from', /earlier than to/],
+      ['?from=2026-03-05T00:00:00Z&to=2026-03-05T00:00:00Z', 'from', /earlier than to/],
+      ['?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z', 'from', /at most 366/],
+      ['?days=7', 'days', /.+/],
+    ];
+    for (const [query, field, message] of cases) {
+      const error = assertError(
+        await server.api.get(`/overview${query}`, { token: owner.token }),
+        400,
+        'validation_failed',
+      );
+      const detail = error.details?.find((d) => d.field === field);
+      assert.ok(detail, `${query}: ${JSON.stringify(error)}`);
+      assert.match(detail.message, message, query);
+    }
+    // 366 days is the longest period.
+    const year = await overview(owner.token, '?from=2025-03-13T00:00:00Z&to=2026-03-13T00:00:00Z');
+    assert.equal(year.period.days, 366);
+    assert.equal(year.period.activity.points.length, 366);
   });
 });

@@ -2,11 +2,12 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
-import { iso, isoOrNull } from '../../platform/http/schemas.js';
+import { iso, isoOrNull, requestInstant } from '../../platform/http/schemas.js';
 import { fromDecimalString } from '../../platform/money.js';
-import { currencySeries, OPEN_DISPUTE_STATUSES } from './figures.js';
+import { currencySeries, money, OPEN_DISPUTE_STATUSES } from './figures.js';
+import type { OverviewInput } from './schemas.js';
 import * as overviewStore from './seller-overview-store.js';
-import type { SeriesRange } from './series-range.js';
+import { type SeriesRange, seriesRange } from './series-range.js';
 import * as store from './store.js';
 
 const DAY_MS = 86_400_000;
@@ -31,23 +32,51 @@ export function createSellerOverview({ db, clock }: { db: Db; clock: Clock }) {
     return appId;
   }
 
-  return async function overview(principal: Principal, query: { appId?: string }) {
+  return async function overview(principal: Principal, query: OverviewInput) {
     const now = clock.now();
+    const period = overviewPeriod(query, now);
     const owner = { userId: principal.userId, appId: await scope(principal, query.appId) };
     const days = lastDays(now);
     const months = lastMonths(now);
+    // Without from and to the period is the last 30 days: those figures are read once.
+    const periodIsLast30Days =
+      period.range.from.getTime() === days.from.getTime() && period.range.to.getTime() === days.to.getTime();
     return store.inSnapshot(db, async (trx) => {
       const daily = await store.revenueSeries(trx, days, now, null, owner);
       const monthly = await store.revenueSeries(trx, months, now, null, owner);
       const licenses = await overviewStore.countLicenses(trx, owner, now);
       const activity = await overviewStore.activitySeries(trx, owner, days, now);
+      const periodDaily = periodIsLast30Days
+        ? daily
+        : await store.revenueSeries(trx, period.range, now, null, owner);
+      const periodActivity = periodIsLast30Days
+        ? activity
+        : await overviewStore.activitySeries(trx, owner, period.range, now);
+      const { from: before, until } = period.previous;
+      const previousRevenue = await overviewStore.revenueTotals(trx, owner, before, until, now);
+      const previousActivity = await overviewStore.activityTotals(trx, owner, before, until, now);
       const endpoints = await overviewStore.troubledEndpoints(trx, owner, ENDPOINTS_LISTED);
       const disputes = await overviewStore.openDisputes(trx, owner, OPEN_DISPUTE_STATUSES, DISPUTES_LISTED);
       const orders = await overviewStore.latestOrders(trx, owner, ORDERS_LISTED);
-      const total = (key: 'valid' | 'invalid' | 'activations') =>
-        activity.reduce((sum, point) => sum + point[key], 0);
       return {
         appId: owner.appId,
+        period: {
+          from: iso(period.first),
+          to: iso(period.range.to),
+          days: period.days,
+          revenue: currencySeries(periodDaily),
+          activity: activityFigures(periodActivity),
+          previous: {
+            from: iso(before),
+            to: iso(until),
+            revenue: previousRevenue.map((row) => ({
+              currency: row.currency,
+              amount: money(row.amount, row.currency),
+              orders: row.orders,
+            })),
+            activity: previousActivity,
+          },
+        },
         revenue: {
           last30Days: { ...window(days, now), series: currencySeries(daily) },
           last12Months: { ...window(months, now), series: currencySeries(monthly) },
@@ -56,16 +85,7 @@ export function createSellerOverview({ db, clock }: { db: Db; clock: Clock }) {
           total: licenses.active + licenses.trial + licenses.suspended + licenses.revoked + licenses.expired,
           byStatus: licenses,
         },
-        activity: {
-          ...window(days, now),
-          totals: { valid: total('valid'), invalid: total('invalid'), activations: total('activations') },
-          points: activity.map((point) => ({
-            start: iso(point.start),
-            valid: point.valid,
-            invalid: point.invalid,
-            activations: point.activations,
-          })),
-        },
+        activity: { ...window(days, now), ...activityFigures(activity) },
         webhooks: {
           failing: endpoints.counts.failing,
           disabled: endpoints.counts.disabled,
@@ -115,6 +135,45 @@ export function createSellerOverview({ db, clock }: { db: Db; clock: Clock }) {
 }
 
 export type SellerOverview = ReturnType<typeof createSellerOverview>;
+
+/** Daily activity points and their sums. */
+function activityFigures(points: overviewStore.ActivityPoint[]) {
+  const total = (key: 'valid' | 'invalid' | 'activations') =>
+    points.reduce((sum, point) => sum + point[key], 0);
+  return {
+    totals: { valid: total('valid'), invalid: total('invalid'), activations: total('activations') },
+    points: points.map((point) => ({
+      start: iso(point.start),
+      valid: point.valid,
+      invalid: point.invalid,
+      activations: point.activations,
+    })),
+  };
+}
+
+/**
+ * The period of the overview's `period` figures: the UTC days from the one holding `from` to the
+ * one holding `to` (default: now, and the 29 days before), checked as the admin series check
+ * theirs (from before to, at most 366 days). The previous period is as many whole days, ending
+ * where this one begins, so both sums cover the same stored daily verification counts.
+ */
+export function overviewPeriod(query: { from?: string; to?: string }, now: Date) {
+  const to = query.to ? requestInstant(query.to, 'to') : now;
+  const from = query.from ?? iso(new Date(startOfDay(to) - 29 * DAY_MS));
+  const range = seriesRange({ from, to: query.to, interval: 'day' }, now);
+  const first = startOfDay(range.from);
+  const days = Math.round((startOfDay(range.to) - first) / DAY_MS) + 1;
+  return {
+    range,
+    first: new Date(first),
+    days,
+    previous: { from: new Date(first - days * DAY_MS), until: new Date(first) },
+  };
+}
+
+function startOfDay(at: Date): number {
+  return Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+}
 
 /** Today and the 29 UTC days before: 30 daily buckets, the admin analytics' default range. */
 function lastDays(now: Date): SeriesRange {

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, withQuery as apiPathWithQuery, download, type Query } from '../api';
+import { plural } from '../format';
 import { navigate, queryOf, screenOf, useHashPath, withQuery } from '../router';
 import { FormError } from './form';
 import { useAction, useLoad } from './use-api';
@@ -235,7 +236,7 @@ export function ResultCount({
 }) {
   return (
     <p aria-live="polite">
-      {total === 0 ? none : `${total} ${total === 1 ? one : many}${searching ? ' found' : ''}.`}
+      {total === 0 ? none : `${plural(total, one, many)}${searching ? ' found' : ''}.`}
     </p>
   );
 }

@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { Cards, type Figure } from '../components/cards';
 import { Chart } from '../components/chart';
 import { Form, SelectField, TextField } from '../components/form';
 import { Loading, Page, Section } from '../components/page';
 import { useLoad } from '../components/use-api';
-import { formatDate, formatDateTime, formatMoney, formatNumber } from '../format';
+import { formatDate, formatDateTime, formatMoney, formatNumber, plural } from '../format';
 import type { Interval, LicenseSeries, RevenueSeries, Stats, UserSeries } from '../types';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -91,50 +92,54 @@ export function AnalyticsPage() {
 
 function StatCards({ stats }: { stats: Stats }) {
   const verified = stats.licenses.verificationsLast30Days;
-  const cards: [string, string, string][] = [
-    [
-      'Users',
-      formatNumber(stats.users.total),
-      `${stats.users.byRole.ADMIN} admins · ${stats.users.byTier.enterprise} enterprise`,
-    ],
-    ['Apps', formatNumber(stats.apps.total), ''],
-    ['Products', formatNumber(stats.products.total), `${stats.products.active} active`],
-    [
-      'Licenses',
-      formatNumber(stats.licenses.total),
-      `${stats.licenses.byStatus.active} active · ${stats.licenses.byStatus.suspended} suspended · ${stats.licenses.byStatus.revoked} revoked`,
-    ],
-    [
-      'Verifications (30 days)',
-      formatNumber(verified.valid + verified.invalid),
-      `${formatNumber(verified.valid)} valid · ${formatNumber(verified.invalid)} invalid`,
-    ],
-    ['Orders', formatNumber(stats.orders.total), `${stats.orders.byStatus.paid ?? 0} paid`],
-    [
-      'Subscriptions',
-      formatNumber(stats.subscriptions.total),
-      `${stats.subscriptions.byStatus.active ?? 0} active`,
-    ],
-    ['Disputes', formatNumber(stats.disputes.total), `${stats.disputes.open} open`],
+  const figures: Figure[] = [
+    {
+      title: 'Users',
+      value: formatNumber(stats.users.total),
+      note: `${plural(stats.users.byRole.ADMIN, 'admin', 'admins')} · ${formatNumber(stats.users.byTier.enterprise)} enterprise`,
+    },
+    { title: 'Apps', value: formatNumber(stats.apps.total) },
+    {
+      title: 'Products',
+      value: formatNumber(stats.products.total),
+      note: `${formatNumber(stats.products.active)} active`,
+    },
+    {
+      title: 'Licenses',
+      value: formatNumber(stats.licenses.total),
+      note: `${formatNumber(stats.licenses.byStatus.active)} active · ${formatNumber(stats.licenses.byStatus.suspended)} suspended · ${formatNumber(stats.licenses.byStatus.revoked)} revoked`,
+    },
+    {
+      title: 'Verifications (30 days)',
+      value: formatNumber(verified.valid + verified.invalid),
+      note: `${formatNumber(verified.valid)} valid · ${formatNumber(verified.invalid)} invalid`,
+    },
+    {
+      title: 'Orders',
+      value: formatNumber(stats.orders.total),
+      note: `${formatNumber(stats.orders.byStatus.paid ?? 0)} paid`,
+    },
+    {
+      title: 'Subscriptions',
+      value: formatNumber(stats.subscriptions.total),
+      note: `${formatNumber(stats.subscriptions.byStatus.active ?? 0)} active`,
+    },
+    {
+      title: 'Disputes',
+      value: formatNumber(stats.disputes.total),
+      note: `${formatNumber(stats.disputes.open)} open`,
+    },
+    ...stats.revenue.map(
+      (r): Figure => ({
+        title: `Revenue in ${r.currency}`,
+        value: formatMoney(r.amount, r.currency),
+        note: plural(r.orders, 'paid order', 'paid orders'),
+      }),
+    ),
   ];
   return (
     <Section title="Totals">
-      <ul class="cards">
-        {cards.map(([title, value, note]) => (
-          <li key={title} class="card">
-            <span class="card-title">{title}</span>
-            <span class="card-value">{value}</span>
-            {note && <span class="muted">{note}</span>}
-          </li>
-        ))}
-        {stats.revenue.map((r) => (
-          <li key={r.currency} class="card">
-            <span class="card-title">Revenue in {r.currency}</span>
-            <span class="card-value">{formatMoney(r.amount, r.currency)}</span>
-            <span class="muted">{formatNumber(r.orders)} paid orders</span>
-          </li>
-        ))}
-      </ul>
+      <Cards label="Totals" figures={figures} />
       <p class="muted">As of {formatDateTime(stats.generatedAt)}.</p>
     </Section>
   );
@@ -161,7 +166,8 @@ function Trends({ range }: { range: Range }) {
               <Chart
                 key={series.currency}
                 kind="bar"
-                title={`Revenue in ${series.currency} (${formatMoney(series.amount, series.currency)} from ${formatNumber(series.orders)} orders)`}
+                unit="amount"
+                title={`Revenue in ${series.currency} (${formatMoney(series.amount, series.currency)} from ${plural(series.orders, 'paid order', 'paid orders')})`}
                 labels={series.points.map((p) => label(p.start, revenue.interval))}
                 axisLabels={series.points.map((p) => axisLabel(p.start, revenue.interval))}
                 series={[
@@ -173,6 +179,7 @@ function Trends({ range }: { range: Range }) {
           )}
           <Chart
             kind="line"
+            unit="count"
             title="Licenses"
             labels={licenses.points.map((p) => label(p.start, licenses.interval))}
             axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
@@ -187,6 +194,7 @@ function Trends({ range }: { range: Range }) {
           {/* Its own chart: the standing count dwarfs the per-bucket movements above. */}
           <Chart
             kind="line"
+            unit="count"
             title="Active licenses"
             labels={licenses.points.map((p) => label(p.start, licenses.interval))}
             axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
@@ -195,6 +203,7 @@ function Trends({ range }: { range: Range }) {
           />
           <Chart
             kind="bar"
+            unit="count"
             title="Verifications"
             labels={licenses.points.map((p) => label(p.start, licenses.interval))}
             axisLabels={licenses.points.map((p) => axisLabel(p.start, licenses.interval))}
@@ -206,6 +215,7 @@ function Trends({ range }: { range: Range }) {
           />
           <Chart
             kind="bar"
+            unit="count"
             title="New users"
             labels={users.points.map((p) => label(p.start, users.interval))}
             axisLabels={users.points.map((p) => axisLabel(p.start, users.interval))}
@@ -214,6 +224,7 @@ function Trends({ range }: { range: Range }) {
           />
           <Chart
             kind="line"
+            unit="count"
             title="Users in total"
             labels={users.points.map((p) => label(p.start, users.interval))}
             axisLabels={users.points.map((p) => axisLabel(p.start, users.interval))}

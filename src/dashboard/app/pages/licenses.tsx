@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../api';
 import { CopyButton, ShortKey } from '../components/copy';
+import { useConfirm } from '../components/dialog';
 import {
   Form,
   namedOptions,
@@ -232,8 +233,28 @@ function IssueLicense({
   const [issued, setIssued] = useState<License | null>(null);
   const action = useAction();
   const announce = useAnnounce();
+  const [confirm, confirmDialog] = useConfirm();
+  const nothingFilled = [email, productId, expires, maxDevices, plan, features, extra].every(
+    (value) => !value.trim(),
+  );
 
-  const submit = () =>
+  // A license with nothing set works for anyone with its key, everywhere, for ever: one press of
+  // Enter on an untouched form should not make one.
+  const submit = async () => {
+    if (
+      nothingFilled &&
+      !(await confirm({
+        title: 'Issue a license with nothing filled in?',
+        message:
+          'It will have no buyer e-mail, no product, no expiry and no device limit: anyone with its key can use it on any number of devices, for ever. You can set the e-mail, expiry and device limit later.',
+        action: 'Issue license',
+      }))
+    )
+      return;
+    await issue();
+  };
+
+  const issue = () =>
     action.run(async () => {
       const metadata = parseMetadata(extra);
       if (plan.trim()) metadata.plan = plan.trim();
@@ -257,7 +278,8 @@ function IssueLicense({
 
   return (
     <Section title="Issue a license">
-      <Form label="Issue a license" onSubmit={submit}>
+      {confirmDialog}
+      <Form label="Issue a license" onSubmit={() => void submit()}>
         {apps.length > 1 && (
           <SelectField
             label="App"

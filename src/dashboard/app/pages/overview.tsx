@@ -1,11 +1,31 @@
 import { api } from '../api';
+import { type Figure, Cards as FigureCards } from '../components/cards';
 import { Chart } from '../components/chart';
 import { EmptyState } from '../components/create-panel';
 import { ListTable } from '../components/list';
 import { Loading, Page, Section, StatusBadge } from '../components/page';
+import {
+  type PeriodChoice,
+  PeriodPicker,
+  periodFromUrl,
+  periodPhrase,
+  periodQuery,
+  periodWords,
+} from '../components/period';
 import { useLoad } from '../components/use-api';
-import { formatDate, formatDateTime, formatMoney, formatNumber, words } from '../format';
-import { href } from '../router';
+import {
+  formatChange,
+  formatDate,
+  formatDateTime,
+  formatMoney,
+  formatNumber,
+  formatSignedMoney,
+  formatSignedNumber,
+  noun,
+  plural,
+  words,
+} from '../format';
+import { href, queryOf, useHashPath } from '../router';
 import type { CurrencyRevenue, Overview } from '../types';
 
 /** "Mar 2" along a daily chart's bottom, "Mar 2026" in full. */
@@ -16,21 +36,39 @@ const month = (start: string) =>
 const monthShort = (start: string) =>
   new Date(start).toLocaleDateString(undefined, { month: 'short', timeZone: 'UTC' });
 
-/** The first page after sign-in: the seller's own figures (GET /v1/overview). */
+/**
+ * The first page after sign-in: the seller's own figures (GET /v1/overview) over the period in
+ * the URL (the last 30 days by default), each beside its value in the period before.
+ */
 export function OverviewPage() {
-  const overview = useLoad(() => api.get<Overview>('/overview'), 'overview');
+  const choice = periodFromUrl(queryOf(useHashPath()));
+  const query = periodQuery(choice, new Date());
+  // The answer keeps the period it was asked for: until the next one arrives, the figures on
+  // screen are still titled with their own period.
+  const overview = useLoad(
+    async () => ({ data: await api.get<Overview>('/overview', query), choice }),
+    JSON.stringify(['overview', query]),
+  );
   return (
     <Page title="Overview">
-      <Loading state={overview}>{(data) => <OverviewBody data={data} />}</Loading>
+      <PeriodPicker choice={choice} shown={overview.data?.data.period} error={overview.error} />
+      <div aria-busy={overview.loading}>
+        <Loading state={overview}>
+          {(shown) => <OverviewBody data={shown.data} choice={shown.choice} />}
+        </Loading>
+      </div>
     </Page>
   );
 }
 
-function OverviewBody({ data }: { data: Overview }) {
+function OverviewBody({ data, choice }: { data: Overview; choice: PeriodChoice }) {
   const nothingYet =
     data.licenses.total === 0 &&
     data.orders.latest.length === 0 &&
     data.revenue.last12Months.series.length === 0;
+  const { period } = data;
+  const during = periodWords(choice, period);
+  const activity = period.activity;
   return (
     <>
       {nothingYet && (
@@ -51,40 +89,49 @@ function OverviewBody({ data }: { data: Overview }) {
           that sells its licenses through checkout.
         </EmptyState>
       )}
-      <Cards data={data} />
+      <p class="muted">
+        Figures {periodPhrase(choice, period)} (UTC), each beside the {plural(period.days, 'day', 'days')}{' '}
+        before; licenses, webhooks and disputes as they are now.
+      </p>
+      <Cards data={data} choice={choice} />
       <Section title="Revenue">
-        {data.revenue.last12Months.series.length === 0 ? (
+        {period.revenue.length === 0 && data.revenue.last12Months.series.length === 0 ? (
           <p>No sales in the last 12 months. Paid orders appear here per currency.</p>
         ) : (
-          <div class="charts">
-            {data.revenue.last30Days.series.map((series) => (
-              <RevenueChart key={`d-${series.currency}`} series={series} period="last 30 days" daily />
-            ))}
-            {data.revenue.last12Months.series.map((series) => (
-              <RevenueChart key={`m-${series.currency}`} series={series} period="last 12 months" />
-            ))}
-          </div>
+          <>
+            {period.revenue.length === 0 && <p>No sales {periodPhrase(choice, period)}.</p>}
+            <div class="charts">
+              {period.revenue.map((series) => (
+                <RevenueChart key={`d-${series.currency}`} series={series} period={during} daily />
+              ))}
+              {data.revenue.last12Months.series.map((series) => (
+                <RevenueChart key={`m-${series.currency}`} series={series} period="last 12 months" />
+              ))}
+            </div>
+          </>
         )}
       </Section>
       <Section title="Verifications and activations">
         <div class="charts">
           <Chart
             kind="bar"
-            title={`Verifications per day, last 30 days (${formatNumber(data.activity.totals.valid)} valid, ${formatNumber(data.activity.totals.invalid)} invalid)`}
-            labels={data.activity.points.map((p) => formatDate(p.start))}
-            axisLabels={data.activity.points.map((p) => day(p.start))}
+            unit="count"
+            title={`Verifications per day, ${during} (${formatNumber(activity.totals.valid)} valid, ${formatNumber(activity.totals.invalid)} invalid)`}
+            labels={activity.points.map((p) => formatDate(p.start))}
+            axisLabels={activity.points.map((p) => day(p.start))}
             series={[
-              { name: 'Valid', values: data.activity.points.map((p) => p.valid) },
-              { name: 'Invalid', values: data.activity.points.map((p) => p.invalid) },
+              { name: 'Valid', values: activity.points.map((p) => p.valid) },
+              { name: 'Invalid', values: activity.points.map((p) => p.invalid) },
             ]}
             format={formatNumber}
           />
           <Chart
             kind="bar"
-            title={`New device activations per day, last 30 days (${formatNumber(data.activity.totals.activations)})`}
-            labels={data.activity.points.map((p) => formatDate(p.start))}
-            axisLabels={data.activity.points.map((p) => day(p.start))}
-            series={[{ name: 'Activations', values: data.activity.points.map((p) => p.activations) }]}
+            unit="count"
+            title={`New device activations per day, ${during} (${formatNumber(activity.totals.activations)})`}
+            labels={activity.points.map((p) => formatDate(p.start))}
+            axisLabels={activity.points.map((p) => day(p.start))}
+            series={[{ name: 'Activations', values: activity.points.map((p) => p.activations) }]}
             format={formatNumber}
           />
         </div>
@@ -119,7 +166,7 @@ function OverviewBody({ data }: { data: Overview }) {
                 cell: (endpoint) =>
                   endpoint.status === 'disabled'
                     ? (endpoint.disabledReason ?? 'Disabled')
-                    : `${endpoint.consecutiveFailures} failed deliveries since ${formatDateTime(endpoint.failingSince)}`,
+                    : `${plural(endpoint.consecutiveFailures, 'failed delivery', 'failed deliveries')} since ${formatDateTime(endpoint.failingSince)}`,
               },
             ]}
           />
@@ -185,48 +232,112 @@ function OverviewBody({ data }: { data: Overview }) {
   );
 }
 
-function Cards({ data }: { data: Overview }) {
-  const { activity, licenses, webhooks, disputes } = data;
-  const troubled = webhooks.failing + webhooks.disabled;
-  const cards: [string, string, string][] = [
-    ...data.revenue.last30Days.series.map((s): [string, string, string] => [
-      `Revenue in ${s.currency}, 30 days`,
-      formatMoney(s.amount, s.currency),
-      `${formatNumber(s.orders)} paid orders`,
-    ]),
-    [
-      'Active licenses',
-      formatNumber(licenses.byStatus.active),
-      `of ${formatNumber(licenses.total)} · ${formatNumber(licenses.byStatus.suspended)} suspended`,
-    ],
-    [
-      'Verifications, 30 days',
-      formatNumber(activity.totals.valid + activity.totals.invalid),
-      `${formatNumber(activity.totals.valid)} valid · ${formatNumber(activity.totals.invalid)} invalid`,
-    ],
-    ['New activations, 30 days', formatNumber(activity.totals.activations), 'devices bound to licenses'],
-    [
-      'Webhooks needing attention',
-      formatNumber(troubled),
-      `${formatNumber(webhooks.failing)} failing · ${formatNumber(webhooks.disabled)} disabled`,
-    ],
-    [
-      'Open disputes',
-      formatNumber(disputes.open),
-      disputes.open ? 'waiting for you or the card partner' : '',
-    ],
-  ];
+/** How a period figure compares with the period before: its value then, and the change. */
+function Compare({
+  current,
+  previous,
+  days,
+  format,
+  signed,
+}: {
+  current: number;
+  previous: number;
+  days: number;
+  format(value: number): string;
+  signed(value: number): string;
+}) {
   return (
-    <ul class="cards" aria-label="Figures">
-      {cards.map(([title, value, note]) => (
-        <li key={title} class="card">
-          <span class="card-title">{title}</span>
-          <span class="card-value">{value}</span>
-          {note && <span class="muted">{note}</span>}
-        </li>
-      ))}
-    </ul>
+    <span class="card-compare">
+      <span class="card-previous">
+        Previous {plural(days, 'day', 'days')}: {format(previous)}
+      </span>{' '}
+      <span class="card-change">{formatChange(current, previous, signed)}</span>
+    </span>
   );
+}
+
+/**
+ * The figures: revenue per currency (any currency sold in the period or the one before),
+ * verifications and activations over the period, each compared with the period before; then
+ * licenses, webhooks and disputes as they stand now.
+ */
+function Cards({ data, choice }: { data: Overview; choice: PeriodChoice }) {
+  const { period, licenses, webhooks, disputes } = data;
+  const { previous, days } = period;
+  const during = choice.kind === 'preset' ? `${choice.days} days` : periodWords(choice, period);
+  const currencies = [
+    ...new Set([...period.revenue.map((s) => s.currency), ...previous.revenue.map((s) => s.currency)]),
+  ].sort();
+  const verified = (totals: { valid: number; invalid: number }) => totals.valid + totals.invalid;
+  const troubled = webhooks.failing + webhooks.disabled;
+  const figures: Figure[] = [
+    ...currencies.map((currency): Figure => {
+      const now = period.revenue.find((s) => s.currency === currency) ?? { amount: 0, orders: 0 };
+      const before = previous.revenue.find((s) => s.currency === currency)?.amount ?? 0;
+      return {
+        title: `Revenue in ${currency}, ${during}`,
+        value: formatMoney(now.amount, currency),
+        note: plural(now.orders, 'paid order', 'paid orders'),
+        compare: (
+          <Compare
+            current={now.amount}
+            previous={before}
+            days={days}
+            format={(value) => formatMoney(value, currency)}
+            signed={(value) => formatSignedMoney(value, currency)}
+          />
+        ),
+      };
+    }),
+    {
+      title: 'Active licenses',
+      value: formatNumber(licenses.byStatus.active),
+      note: `of ${formatNumber(licenses.total)} · ${formatNumber(licenses.byStatus.suspended)} suspended`,
+    },
+    {
+      title: `Verifications, ${during}`,
+      value: formatNumber(verified(period.activity.totals)),
+      note: `${formatNumber(period.activity.totals.valid)} valid · ${formatNumber(period.activity.totals.invalid)} invalid`,
+      compare: (
+        <Compare
+          current={verified(period.activity.totals)}
+          previous={verified(previous.activity)}
+          days={days}
+          format={formatNumber}
+          signed={formatSignedNumber}
+        />
+      ),
+    },
+    {
+      title: `New activations, ${during}`,
+      value: formatNumber(period.activity.totals.activations),
+      note: noun(
+        period.activity.totals.activations,
+        'device bound to a license',
+        'devices bound to licenses',
+      ),
+      compare: (
+        <Compare
+          current={period.activity.totals.activations}
+          previous={previous.activity.activations}
+          days={days}
+          format={formatNumber}
+          signed={formatSignedNumber}
+        />
+      ),
+    },
+    {
+      title: 'Webhooks needing attention',
+      value: formatNumber(troubled),
+      note: `${formatNumber(webhooks.failing)} failing · ${formatNumber(webhooks.disabled)} disabled`,
+    },
+    {
+      title: 'Open disputes',
+      value: formatNumber(disputes.open),
+      note: disputes.open ? 'waiting for you or the card partner' : '',
+    },
+  ];
+  return <FigureCards label="Figures" figures={figures} />;
 }
 
 function RevenueChart({
@@ -241,7 +352,8 @@ function RevenueChart({
   return (
     <Chart
       kind="bar"
-      title={`Revenue in ${series.currency}, ${period} (${formatMoney(series.amount, series.currency)} from ${formatNumber(series.orders)} paid orders)`}
+      unit="amount"
+      title={`Revenue in ${series.currency}, ${period} (${formatMoney(series.amount, series.currency)} from ${plural(series.orders, 'paid order', 'paid orders')})`}
       labels={series.points.map((p) => (daily ? formatDate(p.start) : month(p.start)))}
       axisLabels={series.points.map((p) => (daily ? day(p.start) : monthShort(p.start)))}
       series={[{ name: `Revenue (${series.currency})`, values: series.points.map((p) => p.amount) }]}

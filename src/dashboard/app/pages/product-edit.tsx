@@ -18,7 +18,7 @@ import {
 import { Facts, Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
-import { formatDateTime, words } from '../format';
+import { formatDateTime, plural, words } from '../format';
 import { href, navigate } from '../router';
 import { useSession } from '../session-context';
 import { type App, BILLING_TYPES, type OffsetPage, PRODUCT_TYPES, type Product } from '../types';
@@ -121,8 +121,6 @@ function policyBody(policy: PolicyDraft, recurring: boolean): Product['licensePo
     usesResetInterval: numberOrNull(policy.maxUses) === null ? null : policy.usesResetInterval,
   };
 }
-
-const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
 
 /** The policy in plain words, as the buyer's license will follow it. */
 export function policyInWords(policy: Product['licensePolicy'], recurring: boolean): string {

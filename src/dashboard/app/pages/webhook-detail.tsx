@@ -7,7 +7,7 @@ import { Facts, Loading, Page, Section, StatusBadge } from '../components/page';
 import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
 import { type Endpoint, EndpointFields } from '../components/webhook-fields';
-import { formatDateTime } from '../format';
+import { formatDateTime, plural } from '../format';
 import { href, navigate } from '../router';
 import type { SendOutcome, Webhook } from '../types';
 
@@ -97,7 +97,9 @@ function WebhookFacts({ webhook, onChanged }: { webhook: Webhook; onChanged(): v
             <>
               <StatusBadge status={webhook.status} />
               {webhook.disabledReason ? ` ${webhook.disabledReason}` : ''}
-              {webhook.consecutiveFailures > 0 ? ` (${webhook.consecutiveFailures} failures in a row)` : ''}
+              {webhook.consecutiveFailures > 0
+                ? ` (${plural(webhook.consecutiveFailures, 'failure', 'failures')} in a row)`
+                : ''}
             </>
           ),
           'Last success': formatDateTime(webhook.lastSuccessAt),
