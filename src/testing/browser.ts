@@ -47,7 +47,11 @@ export async function launchBrowser(): Promise<TestBrowser> {
  * whole page by default; `viewport` keeps to what the window shows, for pages so tall (the API
  * reference, some 400 operations) that painting all of them outlasts a loaded machine's timeout.
  */
-export async function screenshot(page: Page, name: string, area: 'page' | 'viewport' = 'page'): Promise<string> {
+export async function screenshot(
+  page: Page,
+  name: string,
+  area: 'page' | 'viewport' = 'page',
+): Promise<string> {
   await mkdir(SCREENSHOTS, { recursive: true });
   const path = `${SCREENSHOTS}${name}.png`;
   await page.screenshot({ path, fullPage: area === 'page' });

@@ -27,6 +27,14 @@ button, .button { display: block; width: 100%; padding: .8rem; border-radius: 8p
 .license { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .85rem; }
 .secure { color: var(--muted); font-size: .8rem; }
 .trial { border-top: 1px solid var(--line); margin-top: 1.5rem; padding-top: 1rem; } h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
+/* The seller's brand. A branded page's (or portal entry's) own style element sets --brand,
+   --on-brand (black or white, whichever reads on it) and --brand-ink (the brand readable on white). */
+.seller { display: flex; align-items: center; gap: .6rem; margin: 0 0 1rem; font-weight: 600; overflow-wrap: anywhere; min-width: 0; }
+.seller-logo { height: 40px; width: auto; max-width: min(200px, 60%); object-fit: contain; }
+.seller-small { font-size: .9rem; margin: 0 0 .5rem; } .seller-small .seller-logo { height: 24px; }
+.branded .pay { background: var(--brand); color: var(--on-brand); }
+.branded .secondary { color: var(--brand-ink); border-color: var(--brand-ink); }
+.branded a, .branded summary { color: var(--brand-ink); }
 `;
 
 /**
