@@ -281,3 +281,22 @@ export interface TimelinePage {
   events: TimelineEntry[];
   nextCursor: string | null;
 }
+
+/** GET /v1/brand: what buyers see of the seller, and the sites that may open the overlay. */
+export interface Brand {
+  id: string | null;
+  displayName: string | null;
+  accentColor: string | null;
+  accentTextColor: string | null;
+  logo: {
+    url: string;
+    contentType: string;
+    width: number;
+    height: number;
+    bytes: number;
+    sha256: string;
+  } | null;
+  overlayOrigins: string[];
+  overlayScriptUrl: string;
+  updatedAt: string | null;
+}

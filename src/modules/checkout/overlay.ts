@@ -58,7 +58,7 @@ export const OVERLAY_JS = `/* Overlay checkout: see docs/branding.md */
     frame.title = options.title || 'Checkout';
     frame.allow = 'payment';
     frame.src = url;
-    style(frame, { width: 'min(480px, 100vw)', height: 'min(780px, 100vh)', border: '0',
+    style(frame, { width: 'min(480px, 100vw)', height: 'min(780px, calc(100vh - 32px))', border: '0',
       'border-radius': '12px', background: '#f4f6fb', 'box-shadow': '0 12px 40px rgba(0, 0, 0, 0.35)' });
     var shut = document.createElement('button');
     shut.type = 'button';
