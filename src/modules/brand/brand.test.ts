@@ -472,6 +472,30 @@ describe('the checkout pages’ policy', () => {
     assert.equal(frameAncestors(dashboard), "'none'");
   });
 
+  test('in a frame the receipt is shown even with autoRedirect, so the overlay hears of the purchase', async () => {
+    const seller = await sellerWithApp(server, 'enterprise');
+    (
+      await server.api.put(
+        '/brand',
+        { overlayOrigins: ['https://shop.example.com'] },
+        { token: seller.token },
+      )
+    ).expect(200);
+    const item = await product(seller, { autoRedirect: true, successUrl: 'https://shop.example.com/thanks' });
+    const paid = await fetch(`${server.service.payUrl}/checkout/${item.id}`, {
+      method: 'POST',
+      body: new URLSearchParams({ email: 'framed@example.com', card: '4242 4242 4242 4242', method: 'card' }),
+      redirect: 'manual',
+    });
+    const receipt = `${server.service.payUrl}${paid.headers.get('location')}`;
+    const framed = await fetch(receipt, { headers: { 'sec-fetch-dest': 'iframe' }, redirect: 'manual' });
+    assert.equal(framed.status, 200);
+    assert.match(await framed.text(), /id="overlay-result"/);
+    const whole = await fetch(receipt, { headers: { 'sec-fetch-dest': 'document' }, redirect: 'manual' });
+    assert.equal(whole.status, 303);
+    assert.ok(whole.headers.get('location')?.startsWith('https://shop.example.com/thanks?'));
+  });
+
   test('serves the overlay script to any site', async () => {
     const script = await server.pay.get('/overlay.js');
     script.expect(200);

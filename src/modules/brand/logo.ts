@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import sharp, { type OutputInfo } from 'sharp';
+import type { OutputInfo } from 'sharp';
 import { AppError } from '../../platform/errors.js';
 
 /**
@@ -58,6 +58,8 @@ export async function prepareLogo(upload: Uint8Array): Promise<PreparedLogo> {
   const sniffed = sniffImage(upload);
   if (!sniffed) throw refused(describe(upload));
   let output: { data: Buffer; info: OutputInfo };
+  // Loaded on the first upload: libvips is not needed to serve anything else, nor by one-shot commands.
+  const { default: sharp } = await import('sharp');
   try {
     const image = sharp(upload, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', autoOrient: true });
     const meta = await image.metadata();

@@ -104,7 +104,7 @@ class StyleText extends Html {
 }
 
 /** The script checkout pages load when the seller's site may open them in the overlay. */
-export const OVERLAY_FRAME_SCRIPT = '/checkout/assets/overlay-frame.js';
+const OVERLAY_FRAME_SCRIPT = '/checkout/assets/overlay-frame.js';
 
 function layout(
   title: string,
