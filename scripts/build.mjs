@@ -106,7 +106,8 @@ async function bundleExecutable(tsconfig) {
     platform: 'node',
     target: 'node20',
     sourcemap: true,
-    external: ['@electric-sql/pglite', 'esbuild', 'pg', 'pg-native', '@opentelemetry/*', '@fastify/otel'],
+    // sharp loads its native image library from a package beside it (@img/sharp-*).
+    external: ['@electric-sql/pglite', 'esbuild', 'pg', 'pg-native', '@opentelemetry/*', '@fastify/otel', 'sharp'],
     // CommonJS packages inside an ES module bundle call require() for Node.js's own modules.
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module';\nconst require = __bundleRequire(import.meta.url);" },
     logLevel: 'warning',

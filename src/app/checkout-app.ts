@@ -1,3 +1,4 @@
+import { registerLogoRoute } from '../modules/brand/index.js';
 import { registerCheckoutRoutes } from '../modules/checkout/index.js';
 import { registerHealthRoutes, registerProbeRoutes } from '../modules/health/index.js';
 import { registerPortalRoutes } from '../modules/portal/index.js';
@@ -30,6 +31,8 @@ export function buildCheckoutApp(deps: HostDeps): HttpApp {
       validateRateLimit: deps.config.checkoutValidateRateLimit,
     });
     registerRenewalRoutes(pay, modules.renewals, { rateLimit: deps.config.checkoutRateLimit });
+    // Sellers' logos, shown on the pages above and linked from buyers' e-mails.
+    registerLogoRoute(pay, modules.brands);
     registerPortalRoutes(pay, modules.portal, {
       rateLimit: deps.config.checkoutRateLimit,
       counter: createWindowCounter(deps.redis),

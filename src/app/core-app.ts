@@ -2,6 +2,7 @@ import { registerDashboardRoutes } from '../dashboard/index.js';
 import { registerAnalyticsRoutes } from '../modules/analytics/index.js';
 import { registerApiKeyRoutes } from '../modules/api-keys/index.js';
 import { registerAppRoutes } from '../modules/apps/index.js';
+import { registerBrandRoutes, registerLogoRoute } from '../modules/brand/index.js';
 import { registerHealthRoutes, registerProbeRoutes } from '../modules/health/index.js';
 import { registerKeySetRoutes } from '../modules/license-tokens/index.js';
 import {
@@ -39,6 +40,8 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
   const app = buildHost(deps, { prefix: '/v1', bearerTokens: true, reference }, (api) => {
     registerHealthRoutes(api, { ping: () => modules.database.ping() });
     registerUserRoutes(api, modules.users, { authRateLimit: config.authRateLimit });
+    registerBrandRoutes(api, modules.brands);
+    registerLogoRoute(api, modules.brands);
     registerAppRoutes(api, modules.apps);
     registerApiKeyRoutes(api, modules.apiKeys);
     registerProductRoutes(api, modules.products);

@@ -2,6 +2,7 @@ import { createAnalyticsService, createVerificationCounter } from '../modules/an
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
 import { createAuthenticator } from '../modules/auth/index.js';
+import { createBrandService } from '../modules/brand/index.js';
 import { createCheckoutService, createTrials } from '../modules/checkout/index.js';
 import {
   createKeyRing,
@@ -208,11 +209,19 @@ export function createModules({
   // Renewal charges and cancels of one subscription take turns across the partner call.
   const locks = createNamedLocks(database);
   const subscriptions = createSubscriptionService({ db, clock, log, partner, locks });
+  const brands = createBrandService({
+    db,
+    clock,
+    log,
+    payUrl: config.payPublicUrl,
+    overlayOrigins: { allowLoopbackHttp: config.env !== 'production' },
+  });
   const checkout = createCheckoutService({
     clock,
     log,
     payments,
     products,
+    brands,
     trials: createTrials({ db, clock, log, products, licenses }),
     card:
       stripe && config.stripePublishableKey
@@ -232,6 +241,7 @@ export function createModules({
     licenses,
     offline: offlineActivation,
     subscriptions,
+    brands,
   });
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,
@@ -243,6 +253,7 @@ export function createModules({
     clock,
     log,
     mailer,
+    brands,
     observeSend: metrics.mailSend,
     composedAtSend: { 'portal.sign_in': portal.signInMail },
   });
@@ -274,6 +285,7 @@ export function createModules({
     renewals,
     portal,
     checkout,
+    brands,
     deliveryWorker,
     sender,
     mailer,

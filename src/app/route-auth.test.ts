@@ -54,6 +54,13 @@ const ROUTES: Record<string, Entry> = {
   'core POST /v1/auth/register': { kind: 'public' },
   'core POST /v1/auth/login': { kind: 'public' },
   'core GET /v1/auth/me': { kind: 'own' },
+  // The account's own brand: no id to address (brand.test.ts proves another seller's stays theirs).
+  'core GET /v1/brand': { kind: 'own' },
+  'core PUT /v1/brand': { kind: 'own', body: { displayName: 'x' } },
+  'core PUT /v1/brand/logo': { kind: 'own' },
+  'core DELETE /v1/brand/logo': { kind: 'own' },
+  // A seller's logo, public by design: their checkout pages and buyers' e-mails show it.
+  'core GET /v1/brands/:brandId/logo': { kind: 'public' },
   'core GET /v1/admin/users': { kind: 'admin' },
   'core PATCH /v1/admin/users/:id': {
     kind: 'admin',
@@ -315,6 +322,10 @@ const ROUTES: Record<string, Entry> = {
   // callback secret in the body (the charge route; checkout.test.ts and subscriptions.test.ts).
   'pay GET /checkout/assets/checkout.css': { kind: 'public' },
   'pay GET /checkout/assets/checkout.js': { kind: 'public' },
+  'pay GET /checkout/assets/overlay-frame.js': { kind: 'public' },
+  // The overlay checkout's script for sellers' sites, and the logos their pages show.
+  'pay GET /overlay.js': { kind: 'public' },
+  'pay GET /brands/:brandId/logo': { kind: 'public' },
   'pay GET /checkout/:productId': { kind: 'public' },
   'pay POST /checkout/:productId': { kind: 'public' },
   'pay POST /checkout/:productId/trial': { kind: 'public' },

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import sharp from 'sharp';
 import type { Db } from '../platform/db/database.js';
 import { newId } from '../platform/ids.js';
 import { createApiKey, createApp, type Seller, signUp, type TestServer, uniqueSuffix } from './harness.js';
@@ -32,6 +33,8 @@ export interface SellerEstate {
     releaseId: string;
     artifactFilename: string;
     artifactId: string;
+    /** The brand's public id (its logo's address). */
+    brandId: string;
   };
   secrets: {
     licenseKey: string;
@@ -69,6 +72,28 @@ export async function createSellerEstate(
     })
   ).expect(201).body;
   (await server.api.post(`/apps/${app.id}/releases/${release.id}/publish`, {}, { token })).expect(200);
+  // A brand with every part: its name on the seller's pages, a logo, sites that may frame them.
+  const brand = (
+    await server.api.put(
+      '/brand',
+      {
+        displayName: `Brand ${marker}`,
+        accentColor: '#336699',
+        overlayOrigins: ['https://shop.example.com'],
+      },
+      { token },
+    )
+  ).expect(200).body;
+  const logo = await sharp({ create: { width: 60, height: 20, channels: 3, background: '#336699' } })
+    .png()
+    .toBuffer();
+  (
+    await server.api.put('/brand/logo', undefined, {
+      token,
+      headers: { 'content-type': 'image/png' },
+      raw: logo,
+    })
+  ).expect(200);
   const product = (
     await server.api.post(
       '/products',
@@ -199,6 +224,7 @@ export async function createSellerEstate(
       releaseId: release.id,
       artifactFilename,
       artifactId: artifact.id,
+      brandId: brand.id,
     },
     secrets: {
       licenseKey: license.key,
@@ -233,6 +259,7 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   // A download link: /releases/files/:artifactId/:filename (the file name follows the id).
   files: 'artifactId',
   ':artifactId': 'artifactFilename',
+  brands: 'brandId',
   // A buyer portal sign-in link's token: no estate holds one, so any id stands for an unknown token.
   'sign-in': 'licenseId',
 };
@@ -313,6 +340,7 @@ export async function snapshotRows(db: Db, userIds: readonly string[]): Promise<
     ['notifications', sql`to_user_id in ${users}`],
     ['releases', sql`user_id in ${users} or app_id in ${apps}`],
     ['release_artifacts', sql`user_id in ${users} or app_id in ${apps}`],
+    ['seller_brands', sql`user_id in ${users}`],
   ];
   // Left out: what background flushes write whatever a request does (an API key's last use, a
   // license's last verification).

@@ -45,17 +45,20 @@ export function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
+/** A JSON body, or a file sent as the body itself with its own type (a logo upload). */
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const token = hooks.token();
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  const file = body instanceof Blob ? body : null;
+  if (file) headers['content-type'] = file.type || 'application/octet-stream';
+  else if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
     response = await fetch(`/v1${path}`, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: file ?? (body === undefined ? undefined : JSON.stringify(body)),
       credentials: 'omit',
     });
   } catch {

@@ -7,6 +7,7 @@ import { AccountsPage } from './pages/accounts';
 import { AnalyticsPage } from './pages/analytics';
 import { AppDetailPage } from './pages/app-detail';
 import { AppsPage } from './pages/apps';
+import { BrandPage } from './pages/brand';
 import { DisputeDetailPage, DisputesPage } from './pages/disputes';
 import { LicenseDetailPage } from './pages/license-detail';
 import { LicensesPage } from './pages/licenses';
@@ -50,6 +51,7 @@ const SCREENS: [string, Screen][] = [
   ['/subscriptions', () => <SubscriptionsPage />],
   ['/disputes', () => <DisputesPage />],
   ['/disputes/:id', (p) => <DisputeDetailPage id={p.id ?? ''} />],
+  ['/brand', () => <BrandPage />],
   ['/admin/analytics', () => <AnalyticsPage />],
   ['/admin/accounts', () => <AccountsPage />],
 ];
@@ -63,6 +65,7 @@ const NAV: { path: string; label: string; admin?: boolean }[] = [
   { path: '/orders', label: 'Orders' },
   { path: '/subscriptions', label: 'Subscriptions' },
   { path: '/disputes', label: 'Disputes' },
+  { path: '/brand', label: 'Brand' },
   { path: '/admin/analytics', label: 'Analytics', admin: true },
   { path: '/admin/accounts', label: 'Accounts', admin: true },
 ];

@@ -292,4 +292,21 @@ export interface Overview {
   generatedAt: string;
 }
 
-/** One entry of a license's timeline (GET …/licenses/:id/events). */
+/** GET /v1/brand: what buyers see of the seller, and the sites that may open the overlay. */
+export interface Brand {
+  id: string | null;
+  displayName: string | null;
+  accentColor: string | null;
+  accentTextColor: string | null;
+  logo: {
+    url: string;
+    contentType: string;
+    width: number;
+    height: number;
+    bytes: number;
+    sha256: string;
+  } | null;
+  overlayOrigins: string[];
+  overlayScriptUrl: string;
+  updatedAt: string | null;
+}

@@ -44,6 +44,19 @@ button, .button { display: block; width: 100%; padding: .8rem; border-radius: 8p
   /* A license key shows whole in its field on a 360 px phone. */
   .license { font-size: .8rem; padding-inline: .5rem; }
 }
+/* The seller's brand. A branded page's (or portal entry's) own style element sets --brand,
+   --on-brand (black or white, whichever reads on it) and --brand-ink (the brand readable on white). */
+.seller { display: flex; align-items: center; gap: .6rem; margin: 0 0 1rem; font-weight: 600; overflow-wrap: anywhere; min-width: 0; }
+.seller-logo { height: 40px; width: auto; max-width: min(200px, 60%); object-fit: contain; }
+.seller-small { font-size: .9rem; margin: 0 0 .5rem; } .seller-small .seller-logo { height: 24px; }
+.branded .pay { background: var(--brand); color: var(--on-brand); }
+.branded .secondary { color: var(--brand-ink); border-color: var(--brand-ink); }
+.branded a, .branded summary { color: var(--brand-ink); }
+@media (prefers-color-scheme: dark) {
+  /* --brand-ink is the brand made readable on white; on the dark page the theme's accent reads. */
+  .branded .secondary { color: var(--accent); border-color: var(--accent); }
+  .branded a, .branded summary { color: var(--accent); }
+}
 `;
 
 /**

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * A tagged template that escapes every interpolated value unless it is already Html. Our own:
  * the pages are a handful of small server-rendered templates, not worth a template engine.
@@ -33,4 +35,24 @@ export function html(strings: TemplateStringsArray, ...values: Fragment[]): Html
     out += render(value) + (strings[i + 1] ?? '');
   });
   return new Html(out);
+}
+
+/**
+ * A whole document, with the text of each of its style elements: the page's Content-Security-Policy
+ * allows exactly those by their hashes, so no other inline style can apply.
+ */
+export class Page extends Html {
+  constructor(
+    text: string,
+    readonly inlineStyles: readonly string[] = [],
+  ) {
+    super(text);
+  }
+}
+
+/** The CSP sources (` 'sha256-…'` each, with a leading space) of the page's own style elements. */
+export function inlineStyleSources(page: Page): string {
+  return page.inlineStyles
+    .map((css) => ` 'sha256-${createHash('sha256').update(css, 'utf8').digest('base64')}'`)
+    .join('');
 }

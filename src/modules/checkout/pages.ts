@@ -1,4 +1,5 @@
-import { type Fragment, type Html, html } from './html.js';
+import { type BrandView, brandCss } from '../brand/index.js';
+import { type Fragment, Html, html, Page } from './html.js';
 
 /** What a checkout page shows of a product: never the seller's settings or secrets. */
 export interface PageProduct {
@@ -15,6 +16,8 @@ export interface PageProduct {
 
 export interface CheckoutView {
   product: PageProduct;
+  /** The seller's name, logo and colour, and the sites that may frame the page; null: none set. */
+  brand: BrandView | null;
   testMode: boolean;
   /** Stripe Elements when the card partner is Stripe; the sandbox's test form otherwise. */
   card:
@@ -48,15 +51,26 @@ export function formatPrice(amount: string, currency: string): string {
 
 /**
  * The HTML document every page of the checkout host is built in (checkout pages, the buyer
- * portal): the host's icon, our stylesheet, then the page's own stylesheets and scripts, the
- * card, a footer line. Light or dark as the buyer's system asks.
+ * portal): the host's icon, our stylesheet, then the page's own stylesheets, style element and
+ * scripts, the card, a footer line. Light or dark as the buyer's system asks. The style
+ * element's text is kept with the page, whose policy allows it by hash.
  */
 export function pageShell(
   title: string,
   body: Html,
-  options: { stylesheets?: string[]; scripts?: string[]; cardClass?: string; footer: string },
-): Html {
-  return html`<!doctype html>
+  options: {
+    stylesheets?: string[];
+    scripts?: string[];
+    cardClass?: string;
+    footer: string;
+    /** CSS of the page's own style element (the seller's colours); never anything a buyer wrote. */
+    inlineStyle?: string | null;
+    /** data-* attributes of the body, read by the page's scripts. */
+    bodyData?: Record<string, string>;
+  },
+): Page {
+  const data = Object.entries(options.bodyData ?? {}).map(([name, value]) => html` data-${name}="${value}"`);
+  const text = html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -67,23 +81,61 @@ export function pageShell(
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/checkout/assets/checkout.css">
 ${(options.stylesheets ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
+${options.inlineStyle ? html`<style>${new StyleText(options.inlineStyle)}</style>` : ''}
 ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </head>
-<body>
+<body${data}>
 <main class="${options.cardClass ? `card ${options.cardClass}` : 'card'}">
 ${body}
 </main>
 <p class="secure">${options.footer}</p>
 </body>
 </html>
-`;
+`.text;
+  return new Page(text, options.inlineStyle ? [options.inlineStyle] : []);
 }
 
-function layout(title: string, body: Html, options: { scripts?: string[] } = {}): Html {
-  return pageShell(title, body, {
-    ...options,
+/**
+ * CSS as it goes into a style element: unescaped, so it must be ours. Only brandCss makes it,
+ * from validated colours; a closing tag in it would end the element, so one is refused.
+ */
+class StyleText extends Html {
+  constructor(css: string) {
+    if (/<\/style/i.test(css)) throw new Error('a style element’s text must not close it');
+    super(css);
+  }
+}
+
+/** The script checkout pages load when the seller's site may open them in the overlay. */
+const OVERLAY_FRAME_SCRIPT = '/checkout/assets/overlay-frame.js';
+
+function layout(
+  title: string,
+  body: Html,
+  options: { scripts?: string[]; brand?: BrandView | null } = {},
+): Page {
+  const brand = options.brand ?? null;
+  const framed = brand !== null && brand.overlayOrigins.length > 0;
+  return pageShell(title, html`${sellerHeader(brand)}${body}`, {
+    scripts: [...(options.scripts ?? []), ...(framed ? [OVERLAY_FRAME_SCRIPT] : [])],
+    ...(brand?.colours ? { cardClass: 'branded', inlineStyle: brandCss('.branded', brand.colours) } : {}),
+    ...(framed ? { bodyData: { 'overlay-origins': brand.overlayOrigins.join(' ') } } : {}),
     footer: 'Payments are processed securely. Your card details never reach the seller.',
   });
+}
+
+/** The seller's logo and name above the page, when they set either. */
+export function sellerHeader(
+  brand: Pick<BrandView, 'name' | 'logo'> | null,
+  size: 'page' | 'small' = 'page',
+): Fragment {
+  if (!brand || (!brand.name && !brand.logo)) return '';
+  return html`<p class="${size === 'page' ? 'seller' : 'seller seller-small'}">${
+    brand.logo
+      ? html`<img class="seller-logo" src="${brand.logo.path}" width="${brand.logo.width}" height="${brand.logo.height}" alt="${brand.name ? '' : 'The seller’s logo'}">`
+      : ''
+  }${brand.name ? html`<span class="seller-name">${brand.name}</span>` : ''}</p>
+`;
 }
 
 function policyLinks(product: PageProduct): Html {
@@ -107,7 +159,7 @@ function billing(product: PageProduct): string {
   return product.interval === 'year' ? 'Billed every year' : 'Billed every month';
 }
 
-export function checkoutPage(view: CheckoutView): Html {
+export function checkoutPage(view: CheckoutView): Page {
   const { product } = view;
   const price = formatPrice(product.price, product.currency);
   const scripts =
@@ -163,7 +215,7 @@ ${view.crypto ? html`<button type="submit" name="method" value="crypto" class="s
 ${view.trial ? trialSection(product, view.trial) : ''}
 ${product.cancelUrl ? html`<p class="cancel"><a href="${product.cancelUrl}" id="cancel">Cancel and return to the seller</a></p>` : ''}
 ${policyLinks(product)}`,
-    { scripts },
+    { scripts, brand: view.brand },
   );
 }
 
@@ -194,12 +246,13 @@ ${trial.hwuid ? html`<input type="hidden" name="hwuid" value="${trial.hwuid}">` 
  */
 export function trialStartedPage(view: {
   product: PageProduct;
+  brand: BrandView | null;
   /** Null for a trial by e-mail. */
   licenseKey: string | null;
   email: string;
   days: number;
   endsAt: string;
-}): Html {
+}): Page {
   const until = html`for ${view.days} days, until <time datetime="${view.endsAt}">${view.endsAt.slice(0, 10)}</time>`;
   const paying = html`When you buy ${view.product.name} with this e-mail address, your paid license comes with a new key and the trial key stops working.`;
   if (view.licenseKey === null)
@@ -210,6 +263,7 @@ export function trialStartedPage(view: {
 <p class="note">No message? Look in your spam folder. ${paying}</p>
 <p><a class="pay button" href="/checkout/${view.product.id}">Buy ${view.product.name}</a></p>
 ${policyLinks(view.product)}`,
+      { brand: view.brand },
     );
   return layout(
     `Trial started – ${view.product.name}`,
@@ -220,16 +274,23 @@ ${policyLinks(view.product)}`,
 <p id="license-note" class="note">We also sent it to ${view.email}. ${paying}</p>
 <p><a class="pay button" href="/checkout/${view.product.id}">Buy ${view.product.name}</a></p>
 ${policyLinks(view.product)}`,
+    { brand: view.brand },
   );
 }
 
 export function successPage(view: {
   product: PageProduct;
+  brand: BrandView | null;
   licenseKey: string;
   email: string | null;
   transactionId: string;
   continueUrl: string | null;
-}): Html {
+}): Page {
+  // What the overlay's frame script tells the seller's page: what a signed redirect carries.
+  const overlayResult =
+    view.brand && view.brand.overlayOrigins.length > 0
+      ? html`<div id="overlay-result" hidden data-product-id="${view.product.id}" data-transaction-id="${view.transactionId}" data-license-key="${view.licenseKey}"${view.email ? html` data-email="${view.email}"` : ''}></div>`
+      : '';
   return layout(
     `Payment complete – ${view.product.name}`,
     html`<h1>Payment complete</h1>
@@ -239,20 +300,23 @@ export function successPage(view: {
 <p id="license-note" class="note">Keep this key: you need it to activate the software.${view.email ? html` It belongs to ${view.email}.` : ''}</p>
 <p class="note">Transaction <code>${view.transactionId}</code></p>
 ${view.continueUrl ? html`<p><a class="pay button" id="continue" href="${view.continueUrl}">Continue to ${view.product.name}</a></p>` : ''}
-${policyLinks(view.product)}`,
+${policyLinks(view.product)}
+${overlayResult}`,
+    { brand: view.brand },
   );
 }
 
-export function pendingPage(product: PageProduct, refreshUrl: string): Html {
+export function pendingPage(product: PageProduct, refreshUrl: string, brand: BrandView | null): Page {
   return layout(
     `Payment pending – ${product.name}`,
     html`<h1>Payment in progress</h1>
 <p role="status">We are waiting for the payment to be confirmed. This can take a few minutes for crypto payments.</p>
 <p><a class="pay button" href="${refreshUrl}">Check again</a></p>`,
+    { brand },
   );
 }
 
-export function problemPage(title: string, message: string, backUrl: string | null = null): Html {
+export function problemPage(title: string, message: string, backUrl: string | null = null): Page {
   return layout(
     title,
     html`<h1>${title}</h1>

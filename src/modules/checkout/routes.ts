@@ -8,6 +8,8 @@ import { errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
 import type { PaymentService } from '../payments/index.js';
 import { CHECKOUT_CSS, CHECKOUT_JS } from './assets.js';
+import { inlineStyleSources, type Page } from './html.js';
+import { OVERLAY_FRAME_JS, OVERLAY_JS } from './overlay.js';
 import { problemPage } from './pages.js';
 import {
   CardPaymentBody,
@@ -26,19 +28,23 @@ import {
 import type { CheckoutService, PageOutcome } from './service.js';
 
 /**
- * Pages allow only our own files, plus Stripe's script and frames for Elements. No page may be
- * framed by another site (clickjacking on a card form).
+ * Pages allow only our own files (and the page's own style element, by hash: the seller's
+ * colours), plus Stripe's script and frames for Elements. No page may be framed by another site
+ * (clickjacking on a card form), except a seller's checkout pages by the exact origins that seller
+ * listed for the overlay.
  */
-const PAGE_POLICY = [
-  "default-src 'none'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "script-src 'self' https://js.stripe.com",
-  'frame-src https://js.stripe.com https://hooks.stripe.com',
-  "connect-src 'self' https://api.stripe.com",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function pagePolicy(page: Page, frameAncestors: readonly string[] = []): string {
+  return [
+    "default-src 'none'",
+    `style-src 'self'${inlineStyleSources(page)}`,
+    "img-src 'self' data:",
+    "script-src 'self' https://js.stripe.com",
+    'frame-src https://js.stripe.com https://hooks.stripe.com',
+    "connect-src 'self' https://api.stripe.com",
+    "base-uri 'none'",
+    `frame-ancestors ${frameAncestors.length > 0 ? frameAncestors.join(' ') : "'none'"}`,
+  ].join('; ');
+}
 
 function sendPage(reply: FastifyReply, outcome: PageOutcome) {
   reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
@@ -46,7 +52,7 @@ function sendPage(reply: FastifyReply, outcome: PageOutcome) {
   return reply
     .status(outcome.status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', PAGE_POLICY)
+    .header('content-security-policy', pagePolicy(outcome.page, outcome.frameAncestors))
     .header('x-content-type-options', 'nosniff')
     .send(outcome.page.text);
 }
@@ -81,12 +87,13 @@ export function registerCheckoutRoutes(
   const assets = [
     ['checkout.css', 'text/css; charset=utf-8', CHECKOUT_CSS],
     ['checkout.js', 'text/javascript; charset=utf-8', CHECKOUT_JS],
+    ['overlay-frame.js', 'text/javascript; charset=utf-8', OVERLAY_FRAME_JS],
   ] as const;
   for (const [name, type, body] of assets) {
     app.get(`/checkout/assets/${name}`, {
       config: { auth: 'public' },
       schema: {
-        summary: `The checkout pages’ ${name.endsWith('.css') ? 'stylesheet' : 'script'}`,
+        summary: `The checkout pages’ ${name.endsWith('.css') ? 'stylesheet' : name === 'checkout.js' ? 'script' : 'script in the overlay'}`,
         tags: ['checkout'],
         response: { 200: textResponse(type.split(';')[0] as string, name) },
       },
@@ -96,6 +103,26 @@ export function registerCheckoutRoutes(
       },
     });
   }
+
+  app.get('/overlay.js', {
+    config: { auth: 'public' },
+    schema: {
+      summary: 'The overlay checkout script for sellers’ sites',
+      description:
+        'A seller’s site loads it with a script tag; it opens /checkout/:productId in a dialog over the page and tells the page when the purchase succeeds (docs/branding.md). Only the sites the seller listed in overlayOrigins may frame the checkout.',
+      tags: ['checkout'],
+      response: { 200: textResponse('text/javascript', 'overlay.js') },
+    },
+    handler: async (_request, reply) => {
+      reply
+        .header('content-type', 'text/javascript; charset=utf-8')
+        .header('cache-control', 'public, max-age=3600')
+        .header('x-content-type-options', 'nosniff')
+        // Loaded by other sites' pages, which may require resources to say so.
+        .header('cross-origin-resource-policy', 'cross-origin');
+      return OVERLAY_JS;
+    },
+  });
 
   app.get('/checkout/:productId', {
     config: { auth: 'public' },
@@ -133,7 +160,12 @@ export function registerCheckoutRoutes(
       response: receiptResponses,
     },
     handler: async (request, reply) =>
-      sendPage(reply, await checkout.complete(request.params.productId, request.query)),
+      sendPage(
+        reply,
+        await checkout.complete(request.params.productId, request.query, {
+          framed: request.headers['sec-fetch-dest'] === 'iframe',
+        }),
+      ),
   });
 
   app.get('/checkout/:productId/continue', {

@@ -6,10 +6,11 @@ import { iso } from '../../platform/http/schemas.js';
 import { isUuid } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import { toMinorUnits } from '../../platform/money.js';
+import type { BrandService, BrandView } from '../brand/index.js';
 import { normalizeLicenseKey } from '../licenses/index.js';
 import type { PaymentService } from '../payments/index.js';
 import type { ProductService } from '../products/index.js';
-import type { Html } from './html.js';
+import type { Page } from './html.js';
 import { openMirrorPayload, PayloadRefused } from './mirror-payload.js';
 import { type RedirectParams, signedRedirectUrl } from './mirror-signature.js';
 import {
@@ -25,8 +26,13 @@ import type { StartedTrial, Trials } from './trials.js';
 
 type CheckoutProduct = NonNullable<Awaited<ReturnType<ProductService['forCheckout']>>>;
 
-/** What a route answers: a page with its status, or a redirect. */
-export type PageOutcome = { status: number; page: Html } | { redirect: string };
+/**
+ * What a route answers: a page with its status, or a redirect. A page of a seller who lists
+ * overlay origins may be framed by those sites (frame-ancestors); every other page by none.
+ */
+export type PageOutcome =
+  | { status: number; page: Page; frameAncestors?: readonly string[] }
+  | { redirect: string };
 
 export interface CheckoutForm {
   email?: string;
@@ -43,6 +49,7 @@ export function createCheckoutService({
   log,
   payments,
   products,
+  brands,
   trials,
   card,
   cryptoConfigured,
@@ -55,6 +62,8 @@ export function createCheckoutService({
     'createPaymentIntent' | 'confirmPayment' | 'startCryptoPayment' | 'checkoutReceipt' | 'findPaidPurchase'
   >;
   products: Pick<ProductService, 'forCheckout' | 'callbackSecretOf'>;
+  /** The seller's name, logo and colour for the pages, and the sites that may frame them. */
+  brands: Pick<BrandService, 'forSeller'>;
   trials: Pick<Trials, 'start'>;
   /** The card partner as the page embeds it. */
   card: { kind: 'sandbox' } | { kind: 'stripe'; publishableKey: string };
@@ -67,6 +76,12 @@ export function createCheckoutService({
     return { success: false as const, verified: false as const, status: 'not_verified' as const, ...refusal };
   };
   const findProduct = (id: string) => (isUuid(id) ? products.forCheckout(id) : Promise.resolve(null));
+  const brandOf = (product: CheckoutProduct) => brands.forSeller(product.userId);
+  /** The outcome, framable by the sites the seller listed when it is a page. */
+  const framable = (brand: BrandView | null, outcome: PageOutcome): PageOutcome =>
+    'page' in outcome && brand && brand.overlayOrigins.length > 0
+      ? { ...outcome, frameAncestors: brand.overlayOrigins }
+      : outcome;
 
   const unavailable = (): PageOutcome => ({
     status: 404,
@@ -115,6 +130,7 @@ export function createCheckoutService({
 
   function view(
     product: CheckoutProduct,
+    brand: BrandView | null,
     strict: { token: string; email: string } | null,
     form: {
       email?: string;
@@ -125,6 +141,7 @@ export function createCheckoutService({
   ): CheckoutView {
     return {
       product: pageProduct(product),
+      brand,
       testMode: card.kind === 'sandbox',
       card:
         product.billingType === 'recurring' && !product.partnerPriceIdRecurring
@@ -155,6 +172,158 @@ export function createCheckoutService({
               email: form.trial?.email ?? '',
               error: form.trial?.error ?? null,
             },
+    };
+  }
+
+  /** The trial form post's page, for a product on sale (see startTrial). */
+  async function trialOutcome(
+    product: CheckoutProduct,
+    brand: BrandView | null,
+    form: { email?: string; hwuid?: string },
+  ): Promise<PageOutcome> {
+    // The trial form of a product without a trial is a page that does not exist.
+    if (product.trialDays === null)
+      return {
+        status: 404,
+        page: problemPage('No free trial', 'This product does not offer a free trial.'),
+      };
+    const hwuid = form.hwuid?.trim() ? form.hwuid : null;
+    const again = (status: number, error: string) => ({
+      status,
+      page: checkoutPage(view(product, brand, null, { trial: { hwuid, email: form.email, error } })),
+    });
+    const email = (form.email ?? '').trim();
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
+      return again(422, 'Enter the e-mail address where you want to receive your trial key.');
+    try {
+      const trial = await trials.start({ productId: product.id, email, hwuid });
+      return {
+        status: 200,
+        page: trialStartedPage({
+          product: pageProduct(product),
+          brand,
+          licenseKey: trial.licenseKey,
+          email: trial.email,
+          days: trial.trialDays,
+          endsAt: trial.expiresAt,
+        }),
+      };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (['trial_already_used', 'license_already_owned', 'product_unavailable'].includes(error.code))
+        return again(409, `${error.message}.`);
+      throw error;
+    }
+  }
+
+  /** The sandbox's test card or the crypto button, for a product on sale. */
+  async function payOutcome(
+    product: CheckoutProduct,
+    brand: BrandView | null,
+    form: CheckoutForm,
+  ): Promise<PageOutcome> {
+    const { strict, refused } = await strictMode(product, form.payload);
+    if (refused) return refused;
+    const again = (status: number, error: string) => ({
+      status,
+      page: checkoutPage(view(product, brand, strict, { email: form.email, payload: form.payload, error })),
+    });
+    const email = (strict?.email ?? form.email ?? '').trim();
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
+      return again(422, 'Enter the e-mail address where you want to receive your license.');
+    const request = {
+      productId: product.id,
+      email,
+      checkoutKey: form.attempt && /^[A-Za-z0-9_-]{16,64}$/.test(form.attempt) ? form.attempt : undefined,
+      mirrorToken: strict?.token ?? null,
+    };
+    try {
+      if (form.method === 'crypto') {
+        const started = await payments.startCryptoPayment(request, (order) => ({
+          redirectUrl: completeUrl(product.id, order),
+          cancelUrl: `${payUrl}/checkout/${product.id}`,
+        }));
+        return { redirect: started.hostedUrl };
+      }
+      if (card.kind !== 'sandbox')
+        return again(422, 'Card payments on this page need JavaScript enabled in your browser.');
+      if (!form.card?.trim()) return again(422, 'Enter your card number.');
+      const intent = await payments.createPaymentIntent(request);
+      const confirmed = await payments.confirmPayment({
+        paymentIntentId: intent.paymentIntentId,
+        clientSecret: intent.clientSecret,
+        testCard: form.card,
+      });
+      if (confirmed.transactionStatus === 'rejected' || confirmed.transactionStatus === 'canceled')
+        return again(
+          402,
+          `${confirmed.statusReason || 'The payment failed.'} Nothing was charged; you can try again.`,
+        );
+      return {
+        redirect: completePath(product.id, { id: intent.orderId, clientSecret: intent.clientSecret }),
+      };
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'product_unavailable') return again(409, error.message);
+      throw error;
+    }
+  }
+
+  /** The receipt, or why there is none, for the order the return address names. */
+  async function receiptOutcome(
+    product: CheckoutProduct,
+    brand: BrandView | null,
+    query: { order: string; key: string },
+    options: { continue?: boolean; framed?: boolean },
+  ): Promise<PageOutcome> {
+    const productId = product.id;
+    let receipt: Awaited<ReturnType<typeof payments.checkoutReceipt>>;
+    if (!isUuid(query.order))
+      return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
+    try {
+      receipt = await payments.checkoutReceipt({ orderId: query.order, clientSecret: query.key });
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'not_found')
+        return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
+      throw error;
+    }
+    const { order, licenseKey } = receipt;
+    if (order.product_id !== productId)
+      return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
+    if (order.status !== 'paid' || !licenseKey) {
+      if (order.status === 'pending')
+        return {
+          status: 200,
+          page: pendingPage(
+            pageProduct(product),
+            completePath(productId, { id: order.id, clientSecret: query.key }),
+            brand,
+          ),
+        };
+      return {
+        status: 402,
+        page: problemPage(
+          'The payment did not go through',
+          `${order.status_reason || 'The payment was not completed.'} Nothing was charged.`,
+          // A strict-mode purchase starts again at the seller, who makes a fresh payload.
+          order.mirror_token !== null ? product.cancelUrl : `/checkout/${productId}`,
+        ),
+      };
+    }
+    const next = await continueUrl(product, order, licenseKey);
+    if (next && ((product.autoRedirect && !options.framed) || options.continue)) return { redirect: next };
+    return {
+      status: 200,
+      page: successPage({
+        product: pageProduct(product),
+        brand,
+        licenseKey,
+        email: product.hideEmail ? null : order.email,
+        transactionId: order.transaction_id,
+        // Signed when followed, so a buyer who lingers on this page still arrives with a fresh ts.
+        continueUrl: next
+          ? `/checkout/${productId}/continue?order=${order.id}&key=${encodeURIComponent(query.key)}`
+          : null,
+      }),
     };
   }
 
@@ -195,12 +364,15 @@ export function createCheckoutService({
     async page(productId: string, query: { payload?: string; hwuid?: string }): Promise<PageOutcome> {
       const product = await findProduct(productId);
       if (!product?.active) return unavailable();
+      const brand = await brandOf(product);
       const { strict, refused } = await strictMode(product, query.payload);
-      if (refused) return refused;
-      return {
+      if (refused) return framable(brand, refused);
+      return framable(brand, {
         status: 200,
-        page: checkoutPage(view(product, strict, { payload: query.payload, trial: { hwuid: query.hwuid } })),
-      };
+        page: checkoutPage(
+          view(product, brand, strict, { payload: query.payload, trial: { hwuid: query.hwuid } }),
+        ),
+      });
     },
 
     /**
@@ -220,89 +392,16 @@ export function createCheckoutService({
     async startTrial(productId: string, form: { email?: string; hwuid?: string }): Promise<PageOutcome> {
       const product = await findProduct(productId);
       if (!product?.active) return unavailable();
-      // The trial form of a product without a trial is a page that does not exist.
-      if (product.trialDays === null)
-        return {
-          status: 404,
-          page: problemPage('No free trial', 'This product does not offer a free trial.'),
-        };
-      const hwuid = form.hwuid?.trim() ? form.hwuid : null;
-      const again = (status: number, error: string) => ({
-        status,
-        page: checkoutPage(view(product, null, { trial: { hwuid, email: form.email, error } })),
-      });
-      const email = (form.email ?? '').trim();
-      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
-        return again(422, 'Enter the e-mail address where you want to receive your trial key.');
-      try {
-        const trial = await trials.start({ productId, email, hwuid });
-        return {
-          status: 200,
-          page: trialStartedPage({
-            product: pageProduct(product),
-            licenseKey: trial.licenseKey,
-            email: trial.email,
-            days: trial.trialDays,
-            endsAt: trial.expiresAt,
-          }),
-        };
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        if (['trial_already_used', 'license_already_owned', 'product_unavailable'].includes(error.code))
-          return again(409, `${error.message}.`);
-        throw error;
-      }
+      const brand = await brandOf(product);
+      return framable(brand, await trialOutcome(product, brand, form));
     },
 
     /** The plain form post: the sandbox's test card, or the crypto button. Works without JavaScript. */
     async pay(productId: string, form: CheckoutForm): Promise<PageOutcome> {
       const product = await findProduct(productId);
       if (!product?.active) return unavailable();
-      const { strict, refused } = await strictMode(product, form.payload);
-      if (refused) return refused;
-      const again = (status: number, error: string) => ({
-        status,
-        page: checkoutPage(view(product, strict, { email: form.email, payload: form.payload, error })),
-      });
-      const email = (strict?.email ?? form.email ?? '').trim();
-      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
-        return again(422, 'Enter the e-mail address where you want to receive your license.');
-      const request = {
-        productId,
-        email,
-        checkoutKey: form.attempt && /^[A-Za-z0-9_-]{16,64}$/.test(form.attempt) ? form.attempt : undefined,
-        mirrorToken: strict?.token ?? null,
-      };
-      try {
-        if (form.method === 'crypto') {
-          const started = await payments.startCryptoPayment(request, (order) => ({
-            redirectUrl: completeUrl(productId, order),
-            cancelUrl: `${payUrl}/checkout/${productId}`,
-          }));
-          return { redirect: started.hostedUrl };
-        }
-        if (card.kind !== 'sandbox')
-          return again(422, 'Card payments on this page need JavaScript enabled in your browser.');
-        if (!form.card?.trim()) return again(422, 'Enter your card number.');
-        const intent = await payments.createPaymentIntent(request);
-        const confirmed = await payments.confirmPayment({
-          paymentIntentId: intent.paymentIntentId,
-          clientSecret: intent.clientSecret,
-          testCard: form.card,
-        });
-        if (confirmed.transactionStatus === 'rejected' || confirmed.transactionStatus === 'canceled')
-          return again(
-            402,
-            `${confirmed.statusReason || 'The payment failed.'} Nothing was charged; you can try again.`,
-          );
-        return {
-          redirect: completePath(productId, { id: intent.orderId, clientSecret: intent.clientSecret }),
-        };
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'product_unavailable')
-          return again(409, error.message);
-        throw error;
-      }
+      const brand = await brandOf(product);
+      return framable(brand, await payOutcome(product, brand, form));
     },
 
     /** For Stripe Elements: the intent is made when the buyer submits the embedded form. */
@@ -333,61 +432,19 @@ export function createCheckoutService({
       return started(intent);
     },
 
-    /** The buyer's return: the license and the way on, or straight on with autoRedirect. */
+    /**
+     * The buyer's return: the license and the way on, or straight on with autoRedirect, except in
+     * a frame (the overlay), where the receipt tells the seller's page instead.
+     */
     async complete(
       productId: string,
       query: { order: string; key: string },
-      options: { continue?: boolean } = {},
+      options: { continue?: boolean; framed?: boolean } = {},
     ): Promise<PageOutcome> {
       const product = await findProduct(productId);
       if (!product) return unavailable();
-      let receipt: Awaited<ReturnType<typeof payments.checkoutReceipt>>;
-      if (!isUuid(query.order))
-        return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
-      try {
-        receipt = await payments.checkoutReceipt({ orderId: query.order, clientSecret: query.key });
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'not_found')
-          return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
-        throw error;
-      }
-      const { order, licenseKey } = receipt;
-      if (order.product_id !== productId)
-        return { status: 404, page: problemPage('Payment not found', 'This payment link is not valid.') };
-      if (order.status !== 'paid' || !licenseKey) {
-        if (order.status === 'pending')
-          return {
-            status: 200,
-            page: pendingPage(
-              pageProduct(product),
-              completePath(productId, { id: order.id, clientSecret: query.key }),
-            ),
-          };
-        return {
-          status: 402,
-          page: problemPage(
-            'The payment did not go through',
-            `${order.status_reason || 'The payment was not completed.'} Nothing was charged.`,
-            // A strict-mode purchase starts again at the seller, who makes a fresh payload.
-            order.mirror_token !== null ? product.cancelUrl : `/checkout/${productId}`,
-          ),
-        };
-      }
-      const next = await continueUrl(product, order, licenseKey);
-      if (next && (product.autoRedirect || options.continue)) return { redirect: next };
-      return {
-        status: 200,
-        page: successPage({
-          product: pageProduct(product),
-          licenseKey,
-          email: product.hideEmail ? null : order.email,
-          transactionId: order.transaction_id,
-          // Signed when followed, so a buyer who lingers on this page still arrives with a fresh ts.
-          continueUrl: next
-            ? `/checkout/${productId}/continue?order=${order.id}&key=${encodeURIComponent(query.key)}`
-            : null,
-        }),
-      };
+      const brand = await brandOf(product);
+      return framable(brand, await receiptOutcome(product, brand, query, options));
     },
 
     /**

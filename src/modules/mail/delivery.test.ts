@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import sharp from 'sharp';
 import { ConfigError, parseConfig } from '../../platform/config.js';
 import { createLog } from '../../platform/log.js';
 import {
@@ -147,6 +148,55 @@ describe('license delivery by e-mail over SMTP', () => {
       ],
     );
     assert.equal(await runWorker(), 0, 'a sent notice is not sent again');
+  });
+
+  test('the seller’s brand heads the buyer’s message: name, logo and colour; the seller’s own notice stays plain', async () => {
+    const seller = await sellerWithApp(server, 'enterprise');
+    const buyer = `buyer-${uniqueSuffix()}@example.com`;
+    (
+      await server.api.put(
+        '/brand',
+        { displayName: 'Lumen <Works> & Co', accentColor: '#0A7D4F' },
+        { token: seller.token },
+      )
+    ).expect(200);
+    const logo = await sharp({ create: { width: 300, height: 100, channels: 3, background: '#0a7d4f' } })
+      .png()
+      .toBuffer();
+    const brand = (
+      await server.api.put('/brand/logo', undefined, {
+        token: seller.token,
+        headers: { 'content-type': 'image/png' },
+        raw: logo,
+      })
+    ).expect(200).body;
+    const product = await createProduct(seller, { sendLicenseToCustomer: true });
+    const { licenseKey } = await buy(server, product.id, buyer);
+    await runWorker();
+
+    const [toBuyer] = mailTo(buyer);
+    assert.ok(toBuyer, 'the buyer received a message');
+    const message = readMessage(toBuyer.raw);
+    assert.equal(message.headers.get('subject'), 'Your license for Photo Tool Pro from Lumen <Works> & Co');
+    assert.match(message.text, /^Lumen <Works> & Co\r?\n\r?\nThank you for buying Photo Tool Pro/);
+    assert.ok(message.text.includes(licenseKey));
+    assert.ok(
+      message.html.includes(
+        '<strong style="font-size:18px;vertical-align:middle;margin-left:10px;">Lumen &lt;Works&gt; &amp; Co</strong>',
+      ),
+    );
+    assert.ok(!message.html.includes('<Works>'), 'the name is escaped');
+    assert.ok(message.html.includes(`<img src="${brand.logo.url}" alt="Lumen &lt;Works&gt; &amp; Co"`));
+    assert.ok(message.html.includes('border-bottom:4px solid #0a7d4f;'));
+    // The logo the message links is the one served.
+    const served = await fetch(
+      `${server.service.payUrl}${new URL(brand.logo.url).pathname}${new URL(brand.logo.url).search}`,
+    );
+    assert.equal(served.status, 200);
+
+    const toSeller = readMessage(mailTo(seller.user.email)[0]?.raw ?? '');
+    assert.equal(toSeller.headers.get('subject'), 'New sale: Photo Tool Pro');
+    assert.ok(!toSeller.html.includes('Lumen'), 'the seller’s own notice is not branded');
   });
 
   test('a seller whose tier dropped below Enterprise sends neither the buyer mail nor copies', async () => {

@@ -1,4 +1,5 @@
 import { currencyExponent } from '../../platform/money.js';
+import type { BrandView } from '../brand/index.js';
 
 /** What a notification says, in plain text and in simple HTML made from the same blocks. */
 export interface RenderedMail {
@@ -24,11 +25,33 @@ type Block =
   | { link: string }
   | { facts: [label: string, value: string][] };
 
-/** The message for a notification, or null for a kind this module does not know. */
-export function renderNotice(kind: string, data: Record<string, unknown>): RenderedMail | null {
+/** The notices about what a buyer got from a seller: these carry the seller's brand when set. */
+export const BRANDED_KINDS: ReadonlySet<string> = new Set([
+  'purchase.buyer',
+  'purchase.copy',
+  'trial.buyer',
+  'license.key_replaced',
+]);
+
+/** What a message shows of the seller's brand: the name, the logo's absolute address, the colours. */
+export type MailBrand = Pick<BrandView, 'name' | 'logo' | 'colours'>;
+
+/**
+ * The message for a notification, or null for a kind this module does not know. `brand` is the
+ * seller's, shown on the notices of BRANDED_KINDS only.
+ */
+export function renderNotice(
+  kind: string,
+  data: Record<string, unknown>,
+  brand: MailBrand | null = null,
+): RenderedMail | null {
   if (kind === 'portal.sign_in') return renderSignInLink(data);
   const notice = readPurchase(data);
   const product = notice.productName || 'your purchase';
+  const seller = BRANDED_KINDS.has(kind) ? brand : null;
+  const compose = (subject: string, blocks: Block[]) => composeMail(subject, blocks, seller);
+  // Buyers' subjects name the seller, so the message is known for theirs at a glance.
+  const from = seller?.name ? ` from ${seller.name}` : '';
   const facts: [string, string][] = [
     ['Product', product],
     ['Amount', formatAmount(notice.amount, notice.currency)],
@@ -36,7 +59,7 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
   ];
   switch (kind) {
     case 'purchase.buyer':
-      return compose(`Your license for ${product}`, [
+      return compose(`Your license for ${product}${from}`, [
         { paragraph: `Thank you for buying ${product}. Here is your license key:` },
         { licenseKey: notice.licenseKey },
         {
@@ -64,7 +87,7 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
     case 'trial.buyer': {
       // A trial has no order or amount: its days and end instead (see queueTrialNotice in checkout).
       const ends = typeof data.trialEndsAt === 'string' ? data.trialEndsAt.slice(0, 10) : '';
-      return compose(`Your free trial of ${product}`, [
+      return compose(`Your free trial of ${product}${from}`, [
         { paragraph: `Your free trial of ${product} has started. Here is your trial license key:` },
         { licenseKey: notice.licenseKey },
         {
@@ -79,7 +102,7 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
       ]);
     }
     case 'license.key_replaced':
-      return compose(`Your new license key for ${product}`, [
+      return compose(`Your new license key for ${product}${from}`, [
         {
           paragraph: `The seller of ${product} replaced your license key. Enter this key in the software in place of the old one, which no longer works:`,
         },
@@ -101,7 +124,7 @@ export function renderNotice(kind: string, data: Record<string, unknown>): Rende
 function renderSignInLink(data: Record<string, unknown>): RenderedMail | null {
   if (typeof data.link !== 'string' || data.link === '') return null;
   const minutes = typeof data.minutes === 'number' ? data.minutes : 15;
-  return compose('Your sign-in link', [
+  return composeMail('Your sign-in link', [
     { paragraph: 'Open this link to see your licenses, orders and devices:' },
     { link: data.link },
     {
@@ -110,7 +133,24 @@ function renderSignInLink(data: Record<string, unknown>): RenderedMail | null {
   ]);
 }
 
-function compose(subject: string, blocks: Block[]): RenderedMail {
+/** The seller's logo and name above a message, on a rule in their colour. */
+function brandHeader(brand: MailBrand): { text: string; html: string } | null {
+  if (!brand.name && !brand.logo) return null;
+  const rule = brand.colours ? `border-bottom:4px solid ${escapeHtml(brand.colours.accent)};` : '';
+  const logo = brand.logo
+    ? `<img src="${escapeHtml(brand.logo.url)}" alt="${escapeHtml(brand.name ?? 'Logo')}" height="40" width="${Math.round((brand.logo.width * 40) / brand.logo.height)}" style="height:40px;width:auto;border:0;vertical-align:middle">`
+    : '';
+  const name = brand.name
+    ? `<strong style="font-size:18px;vertical-align:middle;${brand.logo ? 'margin-left:10px;' : ''}">${escapeHtml(brand.name)}</strong>`
+    : '';
+  return {
+    text: brand.name ?? '',
+    html: `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="${rule}margin:0 0 16px"><tr><td style="padding:0 0 12px">${logo}${name}</td></tr></table>`,
+  };
+}
+
+function composeMail(subject: string, blocks: Block[], brand: MailBrand | null = null): RenderedMail {
+  const header = brand ? brandHeader(brand) : null;
   const text = blocks.map((block) => {
     if ('paragraph' in block) return block.paragraph;
     if ('licenseKey' in block) return `    ${block.licenseKey}`;
@@ -128,6 +168,8 @@ function compose(subject: string, blocks: Block[]): RenderedMail {
     );
     return `<table>${rows.join('')}</table>`;
   });
+  if (header?.text) text.unshift(header.text);
+  if (header) html.unshift(header.html);
   return {
     subject,
     text: `${text.join('\n\n')}\n`,

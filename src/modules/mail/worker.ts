@@ -1,8 +1,9 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
+import type { BrandService } from '../brand/index.js';
 import { type Mailer, SEND_TIMEOUT_MS } from './mailer.js';
-import { type RenderedMail, renderNotice } from './messages.js';
+import { BRANDED_KINDS, type MailBrand, type RenderedMail, renderNotice } from './messages.js';
 import { retryDelay } from './retry-schedule.js';
 import * as store from './store.js';
 
@@ -23,6 +24,7 @@ export function createNotificationWorker({
   clock,
   log,
   mailer,
+  brands = null,
   random = Math.random,
   observeSend = () => {},
   composedAtSend = {},
@@ -31,6 +33,8 @@ export function createNotificationWorker({
   clock: Clock;
   log: Log;
   mailer: Pick<Mailer, 'send'>;
+  /** The sellers' brands for buyers' notices, read as they are sent (the brand of today). */
+  brands?: Pick<BrandService, 'forProducts'> | null;
   /**
    * Kinds whose content is made as they are sent, from the claimed notice (a sign-in link, which
    * must not wait in the queue): the data to render, or null when no mail is owed any more and
@@ -44,7 +48,21 @@ export function createNotificationWorker({
   /** Told each send's outcome (the metrics); in memory only. */
   observeSend?: (outcome: 'succeeded' | 'will_retry' | 'gave_up' | 'undeliverable') => void;
 }) {
-  async function deliver(notice: store.NotificationRow, accounts: Map<string, string>): Promise<void> {
+  /** The brands of the products the claimed buyers' notices are about, by product id. */
+  function brandsOf(claimed: readonly store.NotificationRow[]): Promise<Map<string, MailBrand>> {
+    const productIds = claimed.flatMap((notice) =>
+      BRANDED_KINDS.has(notice.kind) && typeof notice.data.productId === 'string'
+        ? [notice.data.productId]
+        : [],
+    );
+    return brands && productIds.length > 0 ? brands.forProducts(productIds) : Promise.resolve(new Map());
+  }
+
+  async function deliver(
+    notice: store.NotificationRow,
+    accounts: Map<string, string>,
+    brandOf: Map<string, MailBrand>,
+  ): Promise<void> {
     const fields = { notificationId: notice.id, kind: notice.kind, attempt: notice.attempts };
     const undeliverable = async (error: string) => {
       await store.settle(db, notice, { status: 'failed', retryAt: null, error }, clock.now());
@@ -64,7 +82,8 @@ export function createNotificationWorker({
         return;
       }
       data = composed;
-      rendered = renderNotice(notice.kind, data);
+      const productId = typeof data.productId === 'string' ? data.productId : '';
+      rendered = renderNotice(notice.kind, data, brandOf.get(productId) ?? null);
       if (rendered) await mailer.send({ id: notice.id, to, date: notice.created_at, ...rendered });
     } catch (cause) {
       const delay = retryDelay(notice.attempts, random);
@@ -101,11 +120,14 @@ export function createNotificationWorker({
         if (stopping?.aborted) return attempts;
         const claimed = await store.claimDue(db, clock.now(), LEASE_MS, CLAIM_BATCH);
         if (claimed.length === 0) return attempts;
-        const accounts = await store.accountAddresses(
-          db,
-          claimed.flatMap((notice) => (notice.to_user_id && !notice.to_email ? [notice.to_user_id] : [])),
-        );
-        await Promise.all(claimed.map((notice) => deliver(notice, accounts)));
+        const [accounts, brandOf] = await Promise.all([
+          store.accountAddresses(
+            db,
+            claimed.flatMap((notice) => (notice.to_user_id && !notice.to_email ? [notice.to_user_id] : [])),
+          ),
+          brandsOf(claimed),
+        ]);
+        await Promise.all(claimed.map((notice) => deliver(notice, accounts, brandOf)));
         attempts += claimed.length;
       }
     },

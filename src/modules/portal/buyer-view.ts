@@ -5,7 +5,7 @@ import type { Session } from './sessions.js';
 import * as store from './store.js';
 
 /** What the portal page shows a signed-in buyer: their licenses, orders and subscriptions. */
-export function createBuyerView({ db, clock }: Pick<PortalServiceDeps, 'db' | 'clock'>) {
+export function createBuyerView({ db, clock, brands }: Pick<PortalServiceDeps, 'db' | 'clock' | 'brands'>) {
   return async function view(
     session: Session,
     notice: string | null,
@@ -19,13 +19,25 @@ export function createBuyerView({ db, clock }: Pick<PortalServiceDeps, 'db' | 'c
     ]);
     const ids = licenseRows.map((row) => row.id);
     const floatingIds = licenseRows.filter((row) => row.floating).map((row) => row.id);
-    const [devices, seats, releases] = await Promise.all([
+    const sellerIds = [...new Set([...licenseRows, ...subscriptionRows].map((row) => row.seller_id))];
+    const [devices, seats, releases, brandOf] = await Promise.all([
       store.devicesOf(db, ids),
       store.seatsOf(db, floatingIds, now),
       store.buyerReleasesOf(db, ids, new Date(now.getTime() - LONGEST_RELEASE_PERIOD_DAYS * 86_400_000)),
+      brands.forSellers(sellerIds),
     ]);
+    // Each seller with a brand once; entries point at theirs by position, never by the seller's id.
+    const sellers = sellerIds.flatMap((id) => {
+      const brand = brandOf.get(id);
+      return brand ? [{ id, brand }] : [];
+    });
+    const sellerOf = (id: string) => {
+      const at = sellers.findIndex((seller) => seller.id === id);
+      return at < 0 ? null : at;
+    };
     return {
       email: session.email,
+      sellers: sellers.map((seller) => seller.brand),
       csrf: session.csrf,
       notice,
       problem,
@@ -33,6 +45,7 @@ export function createBuyerView({ db, clock }: Pick<PortalServiceDeps, 'db' | 'c
         const bound = devices.filter((device) => device.license_id === row.id);
         return {
           id: row.id,
+          seller: sellerOf(row.seller_id),
           name: row.product_name ?? row.app_name,
           key: row.key,
           status: statusWord(effectiveStatus(row.status, row.expires_at, now)),
@@ -76,6 +89,7 @@ export function createBuyerView({ db, clock }: Pick<PortalServiceDeps, 'db' | 'c
       })),
       subscriptions: subscriptionRows.map((row) => ({
         id: row.id,
+        seller: sellerOf(row.seller_id),
         name: row.name,
         status: statusWord(row.status),
         interval: row.interval,

@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
+import type { BrandService } from '../brand/index.js';
 import type { LicenseService, OfflineActivation } from '../licenses/index.js';
 import type { SubscriptionService } from '../subscriptions/index.js';
 
@@ -20,4 +21,6 @@ export interface PortalServiceDeps {
   licenses: Pick<LicenseService, 'releaseBuyerDevice' | 'releaseBuyerSeat'>;
   offline: Pick<OfflineActivation, 'activateLicense'>;
   subscriptions: Pick<SubscriptionService, 'cancelForBuyer'>;
+  /** The sellers' names, logos and colours, shown with what the buyer bought from each. */
+  brands: Pick<BrandService, 'forSellers'>;
 }

@@ -1,21 +1,36 @@
-import { type Fragment, formatPrice, type Html, html, pageShell } from '../checkout/index.js';
+import { type BrandView, brandCss } from '../brand/index.js';
+import {
+  type Fragment,
+  formatPrice,
+  type Html,
+  html,
+  type Page,
+  pageShell,
+  sellerHeader,
+} from '../checkout/index.js';
 import type { BuyerReleaseOutcome, ReleaseAllowance } from '../licenses/index.js';
 
 /** What a portal request answers: a page, a redirect (both maybe setting the cookie), or a file. */
 export type PortalOutcome =
-  | { status: number; page: Html; cookie?: string }
+  | { status: number; page: Page; cookie?: string }
   | { redirect: string; cookie?: string }
   | { download: { filename: string; body: string } };
 
-/** What the portal shows of a buyer's purchases: names, keys, states and dates, nothing of the seller's. */
+/**
+ * What the portal shows of a buyer's purchases: names, keys, states and dates, and the brand of
+ * each seller who set one (name, logo, colour); nothing else of the seller's.
+ */
 export interface PortalView {
   email: string;
+  /** The brands of the sellers the buyer bought from; entries name theirs by position. */
+  sellers: BrandView[];
   csrf: string;
   notice: string | null;
   /** A problem with a form, shown above the license it concerns; `code` names it for machines. */
   problem: { licenseId: string | null; message: string; code?: string } | null;
   licenses: {
     id: string;
+    seller: number | null;
     name: string;
     key: string;
     status: string;
@@ -38,6 +53,7 @@ export interface PortalView {
   }[];
   subscriptions: {
     id: string;
+    seller: number | null;
     name: string;
     status: string;
     interval: string;
@@ -67,7 +83,12 @@ const day = (at: Date) => new Intl.DateTimeFormat('en', { dateStyle: 'medium', t
 const moment = (at: Date) =>
   `${new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at)} UTC`;
 
-function layout(title: string, body: Html, signedIn: { csrf: string; email: string } | null = null): Html {
+function layout(
+  title: string,
+  body: Html,
+  signedIn: { csrf: string; email: string } | null = null,
+  inlineStyle: string | null = null,
+): Page {
   const head = signedIn
     ? html`<header class="portal-head">
 <p class="who">Signed in as <strong>${signedIn.email}</strong></p>
@@ -85,11 +106,30 @@ ${body}`,
       stylesheets: ['/portal/assets/portal.css'],
       cardClass: 'portal',
       footer: 'Your purchases, under the e-mail address you bought with.',
+      inlineStyle,
     },
   );
 }
 
-export function signInPage(options: { email?: string; error?: string; notice?: string } = {}): Html {
+/** Each seller's colours for their own entries (class brand-N), in one style element. */
+function sellerStyles(sellers: readonly BrandView[]): string | null {
+  const rules = sellers.flatMap((brand, at) =>
+    brand.colours ? [brandCss(`.brand-${at}`, brand.colours)] : [],
+  );
+  return rules.length > 0 ? rules.join('\n') : null;
+}
+
+/** An entry's classes and its seller's header, for an entry of a seller with a brand. */
+function sellerOf(view: PortalView, seller: number | null): { classes: string; header: Fragment } {
+  const brand = seller === null ? undefined : view.sellers[seller];
+  if (!brand) return { classes: '', header: '' };
+  return {
+    classes: brand.colours ? ` branded brand-${seller}` : '',
+    header: sellerHeader(brand, 'small'),
+  };
+}
+
+export function signInPage(options: { email?: string; error?: string; notice?: string } = {}): Page {
   return layout(
     'Your purchases – Sign in',
     html`<h1>Your purchases</h1>
@@ -104,7 +144,7 @@ ${options.error ? html`<p class="error" role="alert" id="form-error">${options.e
   );
 }
 
-export function linkSentPage(minutes: number): Html {
+export function linkSentPage(minutes: number): Page {
   return layout(
     'Check your e-mail',
     html`<h1>Check your e-mail</h1>
@@ -115,7 +155,7 @@ The link works once, within ${minutes} minutes.</p>
 }
 
 /** What a sign-in link opens: a button, so a mail scanner following the link does not use it up. */
-export function confirmSignInPage(token: string): Html {
+export function confirmSignInPage(token: string): Page {
   return layout(
     'Sign in',
     html`<h1>Sign in</h1>
@@ -126,7 +166,7 @@ export function confirmSignInPage(token: string): Html {
   );
 }
 
-export function linkRefusedPage(): Html {
+export function linkRefusedPage(): Page {
   return layout(
     'This link no longer works',
     html`<h1>This link no longer works</h1>
@@ -135,7 +175,7 @@ export function linkRefusedPage(): Html {
   );
 }
 
-export function problemPage(title: string, message: string): Html {
+export function problemPage(title: string, message: string): Page {
   return layout(
     title,
     html`<h1>${title}</h1>
@@ -194,8 +234,9 @@ function seatList(view: PortalView, license: PortalView['licenses'][number]): Ht
 function licenseSection(view: PortalView, license: PortalView['licenses'][number]): Html {
   const problem = view.problem?.licenseId === license.id ? view.problem : null;
   const canActivate = !license.floating && license.status === 'Active';
-  return html`<section class="item license-item" data-license-id="${license.id}">
-<h3>${license.name}</h3>
+  const seller = sellerOf(view, license.seller);
+  return html`<section class="item license-item${seller.classes}" data-license-id="${license.id}">
+${seller.header}<h3>${license.name}</h3>
 <p class="facts"><span class="status status-${license.status.toLowerCase()}">${license.status}</span>
 ${license.expiresAt ? html`<span>Expires ${day(license.expiresAt)}</span>` : html`<span>Does not expire</span>`}
 <span>${license.places}</span></p>
@@ -250,7 +291,7 @@ ${
 </section>`;
 }
 
-export function portalPage(view: PortalView): Html {
+export function portalPage(view: PortalView): Page {
   const empty = (what: string): Fragment => html`<p class="note">No ${what} under this address.</p>`;
   const generalProblem = view.problem && view.problem.licenseId === null ? view.problem.message : null;
   return layout(
@@ -264,8 +305,8 @@ ${view.licenses.length ? view.licenses.map((license) => licenseSection(view, lic
 ${
   view.subscriptions.length
     ? view.subscriptions.map(
-        (s) => html`<section class="item subscription-item">
-<h3>${s.name}</h3>
+        (s) => html`<section class="item subscription-item${sellerOf(view, s.seller).classes}">
+${sellerOf(view, s.seller).header}<h3>${s.name}</h3>
 <p class="facts"><span class="status status-${s.status.toLowerCase()}">${s.status}</span>
 <span>Billed every ${s.interval}</span>
 <span>${s.canceledAt ? `Paid until ${day(s.currentPeriodEnd)}` : `Renews ${day(s.currentPeriodEnd)}`}</span></p>
@@ -294,6 +335,7 @@ ${
     : empty('orders')
 }`,
     { csrf: view.csrf, email: view.email },
+    sellerStyles(view.sellers),
   );
 }
 

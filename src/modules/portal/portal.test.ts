@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import sharp from 'sharp';
 import {
   createOfflineActivationRequest,
   type JsonWebKeySet,
@@ -440,6 +442,67 @@ describe('what a signed-in buyer sees', () => {
     assert.match(page, /Renews /);
     assert.match(page, /Cancel subscription/);
     assert.equal((page.match(/class="item license-item"/g) ?? []).length, 3);
+  });
+
+  test('each purchase under its seller’s brand, with that seller’s colour allowed by its hash', async () => {
+    const [branded, plain] = [await sellerWithApp(server), await sellerWithApp(server)];
+    const saved = (
+      await server.api.put(
+        '/brand',
+        {
+          displayName: 'Gamma & <Sons>',
+          accentColor: '#7b1fa2',
+          overlayOrigins: ['https://shop.example.com'],
+        },
+        { token: branded.token },
+      )
+    ).expect(200).body;
+    const logo = await sharp({ create: { width: 90, height: 30, channels: 3, background: '#7b1fa2' } })
+      .png()
+      .toBuffer();
+    const withLogo = (
+      await server.api.put('/brand/logo', undefined, {
+        token: branded.token,
+        headers: { 'content-type': 'image/png' },
+        raw: logo,
+      })
+    ).expect(200).body;
+    const buyer = newBuyer();
+    await buyWithSandbox(server, (await product(branded, 'Gamma Studio')).id, buyer.toLowerCase());
+    const monthly = await createMonthlyProduct(server, branded.appId, branded.token, { name: 'Gamma Cloud' });
+    await buyWithSandbox(server, monthly.id, buyer.toLowerCase());
+    await buyWithSandbox(server, (await product(plain, 'Delta Tool')).id, buyer.toLowerCase());
+
+    const session = await signIn(buyer);
+    const answer = await get('/portal', session.cookie);
+    const page = await answer.text();
+    const entries = [
+      ...page.matchAll(
+        /<section class="item (license|subscription)-item([^"]*)"[^>]*>\n([\s\S]*?)<h3>([^<]*)<\/h3>/g,
+      ),
+    ].map(([, kind, classes, header, name]) => ({ kind, classes, header, name }));
+    const gamma = entries.filter((entry) => entry.name?.startsWith('Gamma'));
+    assert.equal(gamma.length, 3, 'two licenses and a subscription of the branded seller');
+    for (const entry of gamma) {
+      assert.equal(entry.classes, ' branded brand-0');
+      assert.ok(entry.header?.includes('<span class="seller-name">Gamma &amp; &lt;Sons&gt;</span>'));
+      assert.ok(
+        entry.header?.includes(
+          `src="${new URL(withLogo.logo.url).pathname}${new URL(withLogo.logo.url).search}"`,
+        ),
+      );
+    }
+    const delta = entries.find((entry) => entry.name === 'Delta Tool');
+    assert.deepEqual([delta?.classes, delta?.header], ['', ''], 'the other seller set no brand');
+    const style = /<style>([^<]*)<\/style>/.exec(page)?.[1] ?? '';
+    assert.equal(style, '.brand-0{--brand:#7b1fa2;--on-brand:#ffffff;--brand-ink:#7b1fa2}');
+    const policy = answer.headers.get('content-security-policy') ?? '';
+    assert.ok(
+      policy.includes(`style-src 'self' 'sha256-${createHash('sha256').update(style).digest('base64')}';`),
+    );
+    assert.match(policy, /frame-ancestors 'none'/, 'the portal is never framed, whatever the seller lists');
+    assert.ok(!page.includes(branded.user.id), 'the brand is shown, never the seller’s id');
+    assert.equal(page.split(saved.id).length - 1, 3, 'the brand’s id only in the three logos’ address');
   });
 });
 

@@ -9,6 +9,7 @@ import { perMinute } from '../../platform/http/rate-limit.js';
 import { challengeHeader, errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse, Uuid } from '../../platform/http/schemas.js';
 import type { WindowCounter } from '../../platform/http/window-counter.js';
+import { inlineStyleSources, type Page } from '../checkout/index.js';
 import { PORTAL_CSS } from './assets.js';
 import { type PortalOutcome, problemPage } from './pages.js';
 import { DONE_NOTICES, type PortalService } from './service.js';
@@ -17,15 +18,19 @@ import { SESSION_COOKIE } from './sessions.js';
 /** Sign-in links mailed to one address per hour, however many client addresses ask. */
 export const LINKS_PER_ADDRESS_PER_HOUR = 5;
 
-/** Our own stylesheets, no script at all, forms posting to this host only, never framed. */
-const PAGE_POLICY = [
-  "default-src 'none'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * Our own stylesheets (and the page's own style element, by hash: sellers' colours), no script at
+ * all, forms posting to this host only, never framed.
+ */
+const pagePolicy = (page: Page) =>
+  [
+    "default-src 'none'",
+    `style-src 'self'${inlineStyleSources(page)}`,
+    "img-src 'self' data:",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 
 const Csrf = Type.String({ maxLength: 128, description: 'The session’s form token (from the page)' });
 const PortalQuery = Type.Object(
@@ -121,7 +126,7 @@ function send(reply: FastifyReply, outcome: PortalOutcome) {
   return reply
     .status(outcome.status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', PAGE_POLICY)
+    .header('content-security-policy', pagePolicy(outcome.page))
     .send(outcome.page.text);
 }
 

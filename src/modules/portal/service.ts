@@ -33,10 +33,11 @@ export function createPortalService({
   licenses,
   offline,
   subscriptions,
+  brands,
 }: PortalServiceDeps) {
   const sessions = createSessions({ db, clock, log, payUrl, linkSecret });
   const { sessionOf, formSession } = sessions;
-  const view = createBuyerView({ db, clock });
+  const view = createBuyerView({ db, clock, brands });
 
   /**
    * The signed-in buyer's license and the device a release form names, or the page that refuses

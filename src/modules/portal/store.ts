@@ -157,8 +157,9 @@ export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
 }
 
 /**
- * The buyer's licenses with what the portal shows of each: never the seller's ids, metadata or
- * settings. The software is named by the product, or by the app for a license issued without one.
+ * The buyer's licenses with what the portal shows of each: never the seller's metadata or
+ * settings (the seller's id finds their brand, and is not shown). The software is named by the
+ * product, or by the app for a license issued without one.
  */
 export function buyerLicenses(db: Db, email: string) {
   return db
@@ -175,6 +176,7 @@ export function buyerLicenses(db: Db, email: string) {
       'l.max_devices',
       'l.max_seats',
       'l.created_at',
+      'l.user_id as seller_id',
       'p.name as product_name',
       'a.name as app_name',
       'p.portal_device_releases',
@@ -243,7 +245,15 @@ export function buyerSubscriptions(db: Db, email: string) {
     .selectFrom('subscriptions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .innerJoin('products as p', 'p.id', 's.product_id')
-    .select(['s.id', 's.status', 's.interval', 's.current_period_end', 's.canceled_at', 'p.name'])
+    .select([
+      's.id',
+      's.status',
+      's.interval',
+      's.current_period_end',
+      's.canceled_at',
+      's.user_id as seller_id',
+      'p.name',
+    ])
     .where(byBuyer('s.email', email))
     .where('u.deleted_at', 'is', null)
     .orderBy('s.created_at', 'desc')

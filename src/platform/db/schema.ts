@@ -499,6 +499,25 @@ export interface ReleaseArtifactsTable {
   downloads: ColumnType<string | number, never, never>;
 }
 
+/** What the seller's checkout pages, portal entries and buyers' e-mails show of them (migration 0034). */
+export interface SellerBrandsTable {
+  user_id: string;
+  /** What the logo's public address names (not the account's id). */
+  public_id: string;
+  display_name: string | null;
+  /** `#rrggbb`, lower case. */
+  accent_color: string | null;
+  overlay_origins: ColumnType<string[], string[] | undefined, string[]>;
+  /** The re-encoded logo: a Buffer from pg, a Uint8Array from PGlite. */
+  logo: Uint8Array | null;
+  logo_type: 'image/png' | 'image/jpeg' | null;
+  logo_sha256: string | null;
+  logo_width: number | null;
+  logo_height: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Schema {
   users: UsersTable;
   apps: AppsTable;
@@ -528,6 +547,7 @@ export interface Schema {
   portal_sessions: PortalSessionsTable;
   releases: ReleasesTable;
   release_artifacts: ReleaseArtifactsTable;
+  seller_brands: SellerBrandsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -61,6 +61,8 @@ const BEARER_DESCRIPTION = [
 const TAG_DESCRIPTIONS: Record<string, string> = {
   health: 'Liveness and readiness of the node.',
   auth: 'Seller accounts and sessions.',
+  brand:
+    'What buyers see of the seller (name, logo, accent colour) and the sites allowed to open the overlay checkout.',
   admin: 'Account administration (ADMIN role).',
   apps: 'A seller’s applications: the scope of licenses and API keys.',
   'api-keys': 'Keys a seller’s backend authenticates with, one app each.',
