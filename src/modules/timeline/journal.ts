@@ -142,7 +142,8 @@ export function createTimelineJournal({
           ) {
             entry.repeats++;
             // Calls are recorded as they are answered, nearly in order; the latest wins.
-            if (at > (entry.lastOccurredAt ?? entry.occurredAt)) entry.lastOccurredAt = at;
+            const ms = at.getTime();
+            if (ms > entry.lastMs) entry.lastMs = ms;
             return;
           }
         }
@@ -161,7 +162,7 @@ export function createTimelineJournal({
         data,
         occurredAt: at,
         repeats: 1,
-        lastOccurredAt: null,
+        lastMs: at.getTime(),
       };
       buffered.push(entry);
       hold(entry);

@@ -113,8 +113,12 @@ export interface BufferedEntry {
   occurredAt: Date;
   /** The identical calls this entry stands for (1 for one call). */
   repeats: number;
-  /** The last of them, when more than one. */
-  lastOccurredAt: Date | null;
+  /**
+   * The last of them, in milliseconds (occurredAt's when one call). A number, not a Date: a
+   * repeated call updates it in place, where storing each call's fresh Date into an entry that
+   * has grown old would have the garbage collector promote every one of them.
+   */
+  lastMs: number;
 }
 
 /**
@@ -139,7 +143,7 @@ export async function insertBuffered(executor: Executor, entries: readonly Buffe
       ${entries.map((entry) => entry.data)}::text[],
       ${entries.map((entry) => entry.occurredAt.toISOString())}::timestamptz[],
       ${entries.map((entry) => entry.repeats)}::int[],
-      ${entries.map((entry) => entry.lastOccurredAt?.toISOString() ?? null)}::timestamptz[]
+      ${entries.map((entry) => (entry.repeats > 1 ? new Date(entry.lastMs).toISOString() : null))}::timestamptz[]
     ) as v (id, license_id, type, outcome, hwuid, client_address, app_version, data, occurred_at,
       repeats, last_occurred_at)
     join licenses l on l.id = v.license_id
