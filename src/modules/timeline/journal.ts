@@ -59,6 +59,20 @@ export function createTimelineJournal({
   let dropped = 0;
   let failures = 0;
 
+  // The last address cut down, and what was kept of it: a client's calls come on one connection,
+  // so the next call most often asks the same again, and gets it without a new string.
+  let lastAddress: string | null = null;
+  let lastPolicy: ClientAddressPolicy | null = null;
+  let lastKept: string | null = null;
+  function kept(address: string | null, policy: ClientAddressPolicy): string | null {
+    if (address !== lastAddress || policy !== lastPolicy) {
+      lastKept = keptAddress(address, policy);
+      lastAddress = address;
+      lastPolicy = policy;
+    }
+    return lastKept;
+  }
+
   function hold(entry: BufferedEntry): void {
     const ofLicense = held.get(entry.licenseId);
     if (ofLicense) ofLicense.push(entry);
@@ -127,7 +141,7 @@ export function createTimelineJournal({
       data: string | null = null,
     ): void {
       if (!enabled) return;
-      const clientAddress = client ? keptAddress(client.address, license.client_addresses) : null;
+      const clientAddress = client ? kept(client.address, license.client_addresses) : null;
       const appVersion = client?.appVersion ?? null;
       const ofLicense = held.get(license.id);
       if (ofLicense) {
