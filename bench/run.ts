@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { analyticsRoutes } from './analytics.js';
+import { downloadThroughput } from './downloads.js';
 import { httpOverhead } from './http-overhead.js';
 import { CONNECTIONS, type Figure, figuresTable, ROUNDS, SECONDS, storages } from './lib.js';
 import { verifyAtScale } from './scale.js';
@@ -13,7 +14,8 @@ import { writePaths } from './writes.js';
 /**
  * `npm run bench [-- section… ] [--both]` prints markdown tables. Figures are only comparable
  * within one run: each is a ratio to a baseline measured in the same run, alternating with it.
- * - verify, scale, webhooks, writes (the default): P1–P6 and W1–W2 (writes: PostgreSQL only), with the service, every baseline and the load
+ * - verify, scale, webhooks, writes, downloads (the default): P1–P6, W1–W2 (writes: PostgreSQL only)
+ *   and D1 (a 100 MB artifact through a download link, about 30 s), with the service, every baseline and the load
  *   generator in processes of their own, on PGlite, or PostgreSQL when DATABASE_URL is set
  *   (BENCH_STORAGE=both or --both: each in turn);
  * - startup (by name only): S1–S3, a first start, a restart and a migrate, timed from the spawn;
@@ -21,7 +23,7 @@ import { writePaths } from './writes.js';
  * - soak: memory over a long verify run, and bursts of 2,000 connections at the default listen
  *   backlog and at Node's 511 (services in processes of their own).
  * BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16), BENCH_LICENSES (10,000),
- * BENCH_LARGE (1,000,000), BENCH_DELIVERIES (5,000) change the sizes.
+ * BENCH_LARGE (1,000,000), BENCH_DELIVERIES (5,000), BENCH_DOWNLOAD_MB (100), BENCH_DOWNLOADS (3) change the sizes.
  */
 const perStorage: Record<string, (kind: StorageKind) => Promise<{ text: string; figures: Figure[] }>> = {
   verify: verifyPath,
@@ -29,9 +31,10 @@ const perStorage: Record<string, (kind: StorageKind) => Promise<{ text: string; 
   webhooks: webhookDelivery,
   writes: writePaths,
   startup: startupTimes,
+  downloads: downloadThroughput,
 };
 /** What `npm run bench` runs when no section is named. */
-const DEFAULT_SECTIONS = ['verify', 'scale', 'webhooks', 'writes'];
+const DEFAULT_SECTIONS = ['verify', 'scale', 'webhooks', 'writes', 'downloads'];
 const once: Record<string, () => Promise<string>> = { http: httpOverhead, analytics: analyticsRoutes, soak };
 
 const args = process.argv.slice(2);

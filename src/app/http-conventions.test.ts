@@ -153,6 +153,10 @@ describe('every 401 names its challenge in WWW-Authenticate', () => {
         '/portal/subscriptions/:subscriptionId/cancel',
       ].map((url) => [`pay POST ${url}`, { challenge: PORTAL_CHALLENGE, refuse: portalForm(url) }]),
     ),
+    'pay GET /portal/licenses/:licenseId/downloads/:artifactId': {
+      challenge: PORTAL_CHALLENGE,
+      refuse: () => server.pay.get(somePath('/portal/licenses/:licenseId/downloads/:artifactId')),
+    },
   };
 
   test('a public route answering 401 for credentials of its own names them', async () => {

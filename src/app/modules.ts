@@ -242,6 +242,7 @@ export function createModules({
     offline: offlineActivation,
     subscriptions,
     brands,
+    releases: distribution,
   });
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,

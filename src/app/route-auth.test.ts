@@ -348,6 +348,7 @@ const ROUTES: Record<string, Entry> = {
   'pay POST /portal/licenses/:licenseId/seats/release': { kind: 'public' },
   'pay POST /portal/licenses/:licenseId/license-file': { kind: 'public' },
   'pay POST /portal/subscriptions/:subscriptionId/cancel': { kind: 'public' },
+  'pay GET /portal/licenses/:licenseId/downloads/:artifactId': { kind: 'public' },
 };
 
 const license = (o: Owned) => `/v1/apps/${o.appId}/licenses/${o.licenseId}`;

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, type TestContext, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import {
@@ -45,7 +48,17 @@ let fake: FakeStripe;
 let receiver: Receiver;
 let seller: Seller;
 let admin: Seller;
-const ids = { appId: '', productId: '', orderId: '', disputeId: '', webhookId: '', licenseId: '', key: '' };
+const ids = {
+  appId: '',
+  productId: '',
+  orderId: '',
+  disputeId: '',
+  webhookId: '',
+  licenseId: '',
+  key: '',
+  releaseId: '',
+};
+const artifactDir = mkdtempSync(join(tmpdir(), 'licensing-screens-'));
 
 /**
  * A seller with two apps, an API key, a one-time and a monthly product (both sold), a dispute, a
@@ -55,7 +68,12 @@ before(async () => {
   fake = await startFakeStripe();
   receiver = await startReceiver();
   server = await startTestServer(
-    { STRIPE_SECRET_KEY: 'sk_test_fake', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_URL: fake.url },
+    {
+      STRIPE_SECRET_KEY: 'sk_test_fake',
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      STRIPE_API_URL: fake.url,
+      ARTIFACT_DIR: artifactDir,
+    },
     { ownDatabase: true },
   );
   browser = await launchBrowser();
@@ -115,6 +133,33 @@ before(async () => {
   ids.key = license.key;
   for (const hwuid of ['travel-laptop', LONG_DEVICE])
     (await server.api.post('/licenses/verify', { key: license.key, hwuid })).expect(200);
+  // Releases: a published one with files (one with a long name), a draft and a beta.
+  const releaseOf = async (version: string, body: Record<string, unknown> = {}) =>
+    (await server.api.post(`/apps/${ids.appId}/releases`, { version, ...body }, token)).expect(201).body
+      .id as string;
+  await releaseOf('1.3.0-beta.2', { notes: 'Try the new export.' });
+  ids.releaseId = await releaseOf('1.2.0', {
+    notes: 'Exports to PDF.\nFixes the crash on start.',
+    requiredFeatures: ['pro'],
+  });
+  for (const [filename, query] of [
+    [`PhotoTool-1.2.0-${'long-build-name-'.repeat(3)}x86_64.AppImage`, '?platform=linux&arch=x64'],
+    ['PhotoTool-1.2.0.dmg', '?platform=macos'],
+  ] as const) {
+    const res = await fetch(
+      `${server.service.coreUrl}/v1/apps/${ids.appId}/releases/${ids.releaseId}/artifacts/${filename}${query}`,
+      {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${seller.token}`, 'content-type': 'application/octet-stream' },
+        body: randomBytes(250_000),
+      },
+    );
+    assert.equal(res.status, 201, await res.text());
+  }
+  (await server.api.post(`/apps/${ids.appId}/releases/${ids.releaseId}/publish`, undefined, token)).expect(
+    200,
+  );
+  await releaseOf('1.2.1');
   await server.service.modules.deliveryWorker.runOnce();
   assert.equal(await server.service.modules.verificationCounts.flush(), true);
   assert.equal(await server.service.modules.timelineJournal.flush(), true);
@@ -124,6 +169,7 @@ after(async () => {
   await server?.stop();
   await fake?.close();
   await receiver?.close();
+  rmSync(artifactDir, { recursive: true, force: true });
 });
 
 const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true });
@@ -198,6 +244,18 @@ const SELLER_SCREENS = (): Screen[] => [
         .first()
         .waitFor(),
     shot: 'license-timeline',
+  },
+  {
+    path: `/apps/${ids.appId}/releases`,
+    title: 'Releases: Photo Tool',
+    ready: (page) => page.getByRole('table', { name: 'Releases' }).waitFor(),
+    shot: 'releases',
+  },
+  {
+    path: `/apps/${ids.appId}/releases/${ids.releaseId}`,
+    title: 'Release 1.2.0',
+    ready: (page) => page.getByRole('table', { name: 'Files' }).waitFor(),
+    shot: 'release',
   },
   { path: '/webhooks', title: 'Webhooks' },
   {

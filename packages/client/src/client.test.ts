@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader, SignJWT } from 'jose';
 import {
@@ -15,6 +20,7 @@ import {
   LicenseTokenVerifier,
   LicensingApiError,
   LicensingClient,
+  responseInfo,
   verifyWebhook,
   WebhookVerificationError,
 } from './index.js';
@@ -25,10 +31,11 @@ let clock: TestClock;
 let seller: LicensingClient;
 let appId: string;
 const origin = () => server.service.coreUrl;
+const artifactDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-sdk-artifacts-'));
 
 before(async () => {
   clock = testClock(new Date());
-  server = await startTestServer({}, { clock, ownDatabase: true });
+  server = await startTestServer({ ARTIFACT_DIR: artifactDir }, { clock, ownDatabase: true });
   const anonymous = new LicensingClient({ baseUrl: origin() });
   const session = await anonymous.auth.register({
     email: `sdk-${uniqueSuffix()}@example.com`,
@@ -37,7 +44,10 @@ before(async () => {
   seller = anonymous.withToken(session.token);
   appId = (await seller.apps.create({ name: 'SDK app' })).id;
 });
-after(() => server.stop());
+after(async () => {
+  await server.stop();
+  fs.rmSync(artifactDir, { recursive: true, force: true });
+});
 
 describe('the typed API client', () => {
   test('drives apps, keys, products and licenses under /v1', async () => {
@@ -119,6 +129,83 @@ describe('the typed API client', () => {
     await assert.rejects(
       ci.releases.create(appId, { version: '1.9.0' }),
       (error: unknown) => error instanceof LicensingApiError && error.code === 'release_exists',
+    );
+  });
+
+  test('uploads a release’s files from a Buffer, a Blob and a stream; lists, gets and removes them', async () => {
+    const key = await seller.apiKeys.create(appId, { name: 'ci uploads' });
+    const ci = new LicensingClient({ baseUrl: origin(), token: key.key });
+    const release = await ci.releases.create(appId, { version: '3.0.0' });
+    const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    const [linux, mac, notes] = [randomBytes(200_000), randomBytes(50_000), Buffer.from('what is new')];
+
+    const fromBuffer = await ci.releases.uploadArtifact(
+      appId,
+      release.id,
+      { filename: 'tool-3.0.0.tar.gz', platform: 'linux', arch: 'x64' },
+      linux,
+    );
+    assert.deepEqual(
+      [fromBuffer.filename, fromBuffer.platform, fromBuffer.arch, fromBuffer.filetype, fromBuffer.size],
+      ['tool-3.0.0.tar.gz', 'linux', 'x64', 'tar.gz', linux.length],
+    );
+    assert.equal(fromBuffer.sha256, sha256(linux));
+    assert.equal(responseInfo(fromBuffer)?.status, 201);
+    // In chunks, as a file read from disk arrives: the service hashes the whole of it.
+    const fromStream = await ci.releases.uploadArtifact(
+      appId,
+      release.id,
+      { filename: 'Tool-3.0.0.dmg', platform: 'macos' },
+      Readable.from([mac.subarray(0, 20_000), mac.subarray(20_000)]),
+    );
+    assert.equal(fromStream.sha256, sha256(mac));
+    assert.equal(fromStream.arch, null);
+    const fromBlob = await ci.releases.uploadArtifact(
+      appId,
+      release.id,
+      { filename: 'notes.txt' },
+      new Blob([notes]),
+    );
+    assert.equal(fromBlob.size, notes.length);
+    const again = await ci.releases.uploadArtifact(appId, release.id, { filename: 'notes.txt' }, notes);
+    assert.equal(responseInfo(again)?.status, 200, 'the same bytes again: the artifact as it is');
+
+    const listed = await ci.releases.listArtifacts(appId, release.id);
+    assert.deepEqual(
+      listed.artifacts.map((artifact) => [artifact.filename, artifact.downloads]),
+      [
+        ['Tool-3.0.0.dmg', 0],
+        ['notes.txt', 0],
+        ['tool-3.0.0.tar.gz', 0],
+      ],
+    );
+    const got = await ci.releases.getArtifact(appId, release.id, {
+      filename: 'tool-3.0.0.tar.gz',
+      platform: 'linux',
+      arch: 'x64',
+    });
+    assert.equal(got.sha512, createHash('sha512').update(linux).digest('hex'));
+    await assert.rejects(
+      ci.releases.getArtifact(appId, release.id, { filename: 'tool-3.0.0.tar.gz' }),
+      (error: unknown) => error instanceof LicensingApiError && error.code === 'not_found',
+      'the platform and architecture are part of its address',
+    );
+    await ci.releases.removeArtifact(appId, release.id, { filename: 'notes.txt' });
+    assert.equal((await ci.releases.listArtifacts(appId, release.id)).total, 2);
+
+    await assert.rejects(
+      ci.releases.uploadArtifact(appId, release.id, { filename: 'bad name.zip' }, notes),
+      (error: unknown) =>
+        error instanceof LicensingApiError && error.status === 400 && error.details[0]?.field === 'filename',
+    );
+    await ci.releases.publish(appId, release.id);
+    await assert.rejects(
+      ci.releases.removeArtifact(appId, release.id, { filename: 'Tool-3.0.0.dmg', platform: 'macos' }),
+      (error: unknown) => error instanceof LicensingApiError && error.code === 'release_not_draft',
+    );
+    await assert.rejects(
+      ci.releases.uploadArtifact(appId, release.id, { filename: 'Tool-3.0.0.dmg', platform: 'macos' }, notes),
+      (error: unknown) => error instanceof LicensingApiError && error.code === 'artifact_exists',
     );
   });
 

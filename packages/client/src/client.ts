@@ -1,5 +1,12 @@
-import { checkedKey, type RetryClass, type RetryOptions, requestJson } from './http.js';
-import type { Release, ReleaseChannel, ReleaseInput, ReleaseUpdateInput } from './release-types.js';
+import { checkedKey, type RawBody, type RetryClass, type RetryOptions, requestJson } from './http.js';
+import type {
+  Artifact,
+  ArtifactAddress,
+  Release,
+  ReleaseChannel,
+  ReleaseInput,
+  ReleaseUpdateInput,
+} from './release-types.js';
 import type {
   ApiKey,
   App,
@@ -61,6 +68,15 @@ export interface RequestOptions extends CreateOptions {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+/** What send() takes beside the path: a raw body (an upload) and its own time limit too. */
+interface SendOptions extends RequestOptions {
+  raw?: { body: RawBody; contentType: string };
+  timeoutMs?: number;
+}
+
+/** How long one attempt of an artifact upload may take unless the call says: large files are slow. */
+const UPLOAD_TIMEOUT_MS = 60 * 60 * 1000;
+
 /** The filters and sort of a license list; `sort` is a column, `-` first for descending. */
 type LicenseQuery = PageQuery & {
   status?: License['status'];
@@ -115,7 +131,7 @@ export class LicensingClient {
     path: string,
     retry: RetryClass,
     body?: unknown,
-    options: RequestOptions = {},
+    options: SendOptions = {},
   ): Promise<T> {
     const url = new URL(this.base + path);
     for (const [name, value] of Object.entries(options.query ?? {})) {
@@ -126,7 +142,16 @@ export class LicensingClient {
     if (this.options.appVersion !== undefined) headers['x-app-version'] = this.options.appVersion;
     return requestJson<T>(
       this.fetchImpl,
-      { method, url, body, headers, retry, idempotencyKey: checkedKey(options.idempotencyKey) },
+      {
+        method,
+        url,
+        body,
+        headers,
+        retry,
+        idempotencyKey: checkedKey(options.idempotencyKey),
+        ...(options.raw ? { raw: options.raw } : {}),
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      },
       this.options,
     );
   }
@@ -329,8 +354,45 @@ export class LicensingClient {
     /** Deletes a draft; a published release is yanked instead. */
     remove: (appId: string, releaseId: string) =>
       this.once<void>('DELETE', `/apps/${seg(appId)}/releases/${seg(releaseId)}`),
+    /**
+     * Uploads a file of the release: the body is sent as it is (application/octet-stream) and the
+     * service computes its size and digests. A Blob, an ArrayBuffer or a Buffer is retried like a
+     * PUT (the same bytes again answer the artifact as it is); a stream (a web ReadableStream, a
+     * Node.js Readable such as fs.createReadStream) is read once and never retried. One attempt
+     * may take `timeoutMs` (an hour by default). `responseInfo(answer).status` is 201 for a new
+     * file, 200 when it replaced a draft's file or repeated the same bytes.
+     */
+    uploadArtifact: (
+      appId: string,
+      releaseId: string,
+      artifact: ArtifactAddress,
+      body: RawBody,
+      options: { timeoutMs?: number } = {},
+    ) =>
+      this.send<Artifact>('PUT', artifactPath(appId, releaseId, artifact), 'repeatable', undefined, {
+        query: placeOf(artifact),
+        raw: { body, contentType: 'application/octet-stream' },
+        timeoutMs: options.timeoutMs ?? UPLOAD_TIMEOUT_MS,
+      }),
+    /** The release's files, by file name. */
+    listArtifacts: (appId: string, releaseId: string) =>
+      this.get<{ artifacts: Artifact[]; total: number }>(
+        `/apps/${seg(appId)}/releases/${seg(releaseId)}/artifacts`,
+      ),
+    getArtifact: (appId: string, releaseId: string, artifact: ArtifactAddress) =>
+      this.get<Artifact>(artifactPath(appId, releaseId, artifact), placeOf(artifact)),
+    /** Removes a draft's file; a published release keeps its files (409 release_not_draft). */
+    removeArtifact: (appId: string, releaseId: string, artifact: ArtifactAddress) =>
+      this.send<void>('DELETE', artifactPath(appId, releaseId, artifact), 'once', undefined, {
+        query: placeOf(artifact),
+      }),
   };
 }
+
+const artifactPath = (appId: string, releaseId: string, artifact: ArtifactAddress) =>
+  `/apps/${seg(appId)}/releases/${seg(releaseId)}/artifacts/${seg(artifact.filename)}`;
+/** An artifact's platform and architecture as the query names them; absent: every one. */
+const placeOf = (artifact: ArtifactAddress): Query => ({ platform: artifact.platform, arch: artifact.arch });
 
 /** One path segment: an id with a slash or a dot-dot cannot reach another route. */
 function seg(value: string): string {

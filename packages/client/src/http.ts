@@ -31,10 +31,23 @@ export interface RetryOptions {
   timeoutMs?: number;
 }
 
+/** A body sent as it is (an upload): bytes, a Blob, or a stream of bytes read once. */
+export type RawBody =
+  | Blob
+  | ArrayBuffer
+  | ArrayBufferView
+  | ReadableStream<Uint8Array>
+  | AsyncIterable<Uint8Array>;
+
 export interface RequestSpec {
   method: string;
   url: URL;
+  /** Sent as JSON. */
   body?: unknown;
+  /** Sent as it is, with its content type, instead of a JSON body. */
+  raw?: { body: RawBody; contentType: string };
+  /** This call's own limit for one attempt (an upload's), instead of the client's. */
+  timeoutMs?: number;
   headers?: Record<string, string>;
   retry: RetryClass;
   /** For `keyed` calls: the caller's own key; otherwise one is made per call. */
@@ -54,23 +67,33 @@ export async function requestJson<T>(
   spec: RequestSpec,
   options: RetryOptions = {},
 ): Promise<T> {
-  const policy = { ...DEFAULTS, ...definedOnly(options) };
+  // A stream is read as it is sent, so it cannot be sent a second time: no retry.
+  const streamed = spec.raw !== undefined && isStream(spec.raw.body);
+  const policy = {
+    ...DEFAULTS,
+    ...definedOnly(options),
+    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+  };
   checkPolicy(policy);
+  if (streamed) policy.retries = 0;
   const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
-  if (spec.body !== undefined) headers['content-type'] = 'application/json';
+  if (spec.raw) headers['content-type'] = spec.raw.contentType;
+  else if (spec.body !== undefined) headers['content-type'] = 'application/json';
   const idempotencyKey = spec.retry === 'keyed' ? (spec.idempotencyKey ?? newIdempotencyKey()) : undefined;
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-  const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+  const body = spec.raw ? spec.raw.body : spec.body === undefined ? undefined : JSON.stringify(spec.body);
 
   for (let attempt = 1; ; attempt++) {
     let res: Response;
     try {
+      // A streamed body needs `duplex: 'half'` (fetch's rule for a body sent while it is read).
       res = await fetchImpl(spec.url, {
         method: spec.method,
         headers,
-        body,
+        body: body as RequestInit['body'],
         signal: AbortSignal.timeout(policy.timeoutMs),
-      });
+        ...(streamed ? { duplex: 'half' } : {}),
+      } as RequestInit);
     } catch (cause) {
       // The request may or may not have been done: only calls that are safe to repeat go again.
       if (spec.retry !== 'once' && attempt <= policy.retries) {
@@ -196,6 +219,14 @@ function definedOnly(options: RetryOptions): RetryOptions {
       const value = options[name as keyof RetryOptions];
       return value === undefined ? [] : [[name, value]];
     }),
+  );
+}
+
+/** Whether a body is read as it goes (a web stream or a Node.js Readable) rather than held whole. */
+function isStream(body: RawBody): boolean {
+  return (
+    (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) ||
+    typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
   );
 }
 

@@ -28,3 +28,31 @@ export interface ReleaseInput {
 
 /** `PATCH`: notes, channel and required features; the version only while a draft. */
 export type ReleaseUpdateInput = Partial<ReleaseInput>;
+
+/** `GET /apps/:appId/releases/:releaseId/artifacts/:filename`: one file of a release. */
+export interface Artifact {
+  id: string;
+  releaseId: string;
+  /** What buyers download it as: letters, digits, `.`, `_`, `+` and `-`. */
+  filename: string;
+  /** null: the file suits every platform (architecture). */
+  platform: string | null;
+  arch: string | null;
+  /** From the name: `exe`, `dmg`, `tar.gz`…; empty for a name without an extension. */
+  filetype: string;
+  /** Bytes, counted by the service as it stored them. */
+  size: number;
+  /** Hex digests the service computed while it received the bytes. */
+  sha256: string;
+  sha512: string;
+  /** Downloads served through license-gated links (a resumed download counts once). */
+  downloads: number;
+  createdAt: string;
+}
+
+/** Which artifact of a release: its file name, and its platform and architecture when it names them. */
+export interface ArtifactAddress {
+  filename: string;
+  platform?: string;
+  arch?: string;
+}

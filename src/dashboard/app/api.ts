@@ -45,6 +45,9 @@ export function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
+const unreachable = () =>
+  new ApiError(0, 'network_error', 'The service could not be reached. Check the connection and retry.');
+
 /** A JSON body, or a file sent as the body itself with its own type (a logo upload). */
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const token = hooks.token();
@@ -62,24 +65,58 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       credentials: 'omit',
     });
   } catch {
-    throw new ApiError(
-      0,
-      'network_error',
-      'The service could not be reached. Check the connection and retry.',
-    );
+    throw unreachable();
   }
-  const text = await response.text();
+  return answerOf<T>(response.status, await response.text(), token);
+}
+
+/** The answer's JSON when it succeeded, else its error body as an ApiError (a 401 ends the session). */
+function answerOf<T>(status: number, text: string, token: string | null): T {
   const parsed: unknown = text ? safeJson(text) : null;
-  if (response.ok) return parsed as T;
+  if (status >= 200 && status < 300) return parsed as T;
   const error = (parsed as { error?: { code?: string; message?: string; details?: FieldProblem[] } } | null)
     ?.error;
-  if (response.status === 401 && token) hooks.unauthorized();
+  if (status === 401 && token) hooks.unauthorized();
   throw new ApiError(
-    response.status,
+    status,
     error?.code ?? 'http_error',
-    error?.message ?? `The service answered ${response.status}`,
+    error?.message ?? `The service answered ${status}`,
     error?.details ?? [],
   );
+}
+
+/**
+ * PUTs a file as the raw body (application/octet-stream), saying how much of it was sent as it
+ * goes: XMLHttpRequest, because fetch reports no upload progress. Same origin, the session's
+ * token, and the answer read as request() reads it.
+ */
+export function upload<T>(
+  path: string,
+  query: Query,
+  file: Blob,
+  onProgress: (sent: number, total: number) => void,
+): Promise<T> {
+  const token = hooks.token();
+  return new Promise<T>((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('PUT', `/v1${withQuery(path, query)}`);
+    xhr.setRequestHeader('accept', 'application/json');
+    xhr.setRequestHeader('content-type', 'application/octet-stream');
+    if (token) xhr.setRequestHeader('authorization', `Bearer ${token}`);
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded, event.total);
+    };
+    xhr.onload = () => {
+      try {
+        resolve(answerOf<T>(xhr.status, xhr.responseText, token));
+      } catch (error) {
+        reject(error);
+      }
+    };
+    xhr.onerror = () => reject(unreachable());
+    xhr.onabort = () => reject(new ApiError(0, 'aborted', 'The upload was stopped.'));
+    xhr.send(file);
+  });
 }
 
 /**

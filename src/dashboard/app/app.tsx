@@ -15,6 +15,8 @@ import { OrderDetailPage, OrdersPage } from './pages/orders';
 import { OverviewPage } from './pages/overview';
 import { ProductEditPage } from './pages/product-edit';
 import { ProductsPage } from './pages/products';
+import { ReleaseDetailPage } from './pages/release-detail';
+import { ReleasesPage } from './pages/releases';
 import { SignInPage } from './pages/sign-in';
 import { SignUpPage } from './pages/sign-up';
 import { SubscriptionsPage } from './pages/subscriptions';
@@ -40,6 +42,11 @@ const SCREENS: [string, Screen][] = [
   [
     '/apps/:appId/licenses/:licenseId',
     (p) => <LicenseDetailPage appId={p.appId ?? ''} licenseId={p.licenseId ?? ''} />,
+  ],
+  ['/apps/:appId/releases', (p) => <ReleasesPage appId={p.appId ?? ''} />],
+  [
+    '/apps/:appId/releases/:releaseId',
+    (p) => <ReleaseDetailPage appId={p.appId ?? ''} releaseId={p.releaseId ?? ''} />,
   ],
   ['/products', () => <ProductsPage />],
   ['/products/new', () => <ProductEditPage />],

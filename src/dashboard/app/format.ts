@@ -82,3 +82,20 @@ export function endOfDayUtc(value: string): string | null {
 export function dateInputValue(iso: string | null): string {
   return iso ? iso.slice(0, 10) : '';
 }
+
+/** A file's size in decimal units, as file managers show it: 812 bytes, 30 kB, 104.9 MB, 1.2 GB. */
+export function formatBytes(size: number): string {
+  const units = ['kilobyte', 'megabyte', 'gigabyte'] as const;
+  if (size < 1000) return plural(size, 'byte', 'bytes');
+  let value = size / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return new Intl.NumberFormat(undefined, {
+    style: 'unit',
+    unit: units[unit],
+    maximumFractionDigits: value < 100 ? 1 : 0,
+  }).format(value);
+}

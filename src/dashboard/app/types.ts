@@ -3,8 +3,10 @@
  * already describes come from its sources (types only, so nothing of it reaches the bundle); the
  * event kinds come from the service's own list, a file of constants alone.
  */
+import type { Release, ReleaseChannel } from '../../../packages/client/src/release-types';
 import type { ApiKey, License, Page, Product, User } from '../../../packages/client/src/types';
 
+export type { Artifact, Release, ReleaseChannel } from '../../../packages/client/src/release-types';
 export type {
   ApiKey,
   App,
@@ -310,3 +312,17 @@ export interface Brand {
   overlayScriptUrl: string;
   updatedAt: string | null;
 }
+
+/** Most stable first: a license following a channel receives it and every one before it. */
+export const RELEASE_CHANNELS = [
+  'stable',
+  'rc',
+  'beta',
+  'alpha',
+  'dev',
+] as const satisfies readonly ReleaseChannel[];
+export const RELEASE_STATUSES = [
+  'draft',
+  'published',
+  'yanked',
+] as const satisfies readonly Release['status'][];

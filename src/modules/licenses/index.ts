@@ -4,8 +4,9 @@ export {
   type ReleaseAllowance,
   releaseAllowance,
 } from './buyer-release.js';
+export { effectiveFeatures } from './entitlements.js';
 export { normalizeLicenseKey } from './license-key.js';
-export { effectiveStatus } from './license-status.js';
+export { effectiveStatus, grantsUse, keepsAccess, REASON_OF_STATUS } from './license-status.js';
 export {
   createOfflineActivation,
   type OfflineActivation,

@@ -19,7 +19,21 @@ code { overflow-wrap: anywhere; word-break: break-all; }
 .device-name { overflow-wrap: anywhere; }
 .order-amount { white-space: nowrap; }
 form.inline { margin: 0; }
-button.small { width: auto; padding: .35rem .9rem; font-size: .9rem; }
+button.small, a.button.small { width: auto; padding: .35rem .9rem; font-size: .9rem; }
+.downloads { margin: .75rem 0 0; padding-top: .5rem; border-top: 1px solid var(--line); }
+.downloads h4 { font-size: .95rem; margin: 0 0 .35rem; }
+.download-refused { margin: 0 0 .5rem; }
+.release { margin: 0 0 .5rem; }
+.release-head { display: flex; flex-wrap: wrap; gap: .15rem .6rem; align-items: baseline; margin: .25rem 0; }
+.release-head .note { margin: 0; }
+.channel { font-size: .8rem; font-weight: 600; padding: 0 .45rem; border: 1px solid var(--line); border-radius: 999px; }
+.release-notes { white-space: pre-wrap; overflow-wrap: anywhere; margin: .35rem 0; }
+.files { list-style: none; padding: 0; margin: 0; }
+.files li { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; justify-content: space-between;
+  padding: .5rem 0; border-top: 1px solid var(--line); }
+.file { display: flex; flex-direction: column; min-width: 0; flex: 1 1 14rem; }
+.file .note { margin: .1rem 0 0; }
+.file-name { overflow-wrap: anywhere; }
 details { margin-top: .5rem; } summary { cursor: pointer; color: var(--accent); font-weight: 600; }
 textarea { width: 100%; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: 8px; background: var(--card); color: var(--ink);
   font: .85rem/1.4 ui-monospace, Menlo, Consolas, monospace; margin: .3rem 0 .75rem; resize: vertical; }

@@ -1,11 +1,17 @@
 import { effectiveStatus, LONGEST_RELEASE_PERIOD_DAYS, releaseAllowance } from '../licenses/index.js';
+import type { HolderDownloads } from '../releases/index.js';
 import type { PortalServiceDeps } from './deps.js';
-import { type PortalView, statusWord } from './pages.js';
+import { type PortalView, statusWord, withheldWords } from './pages.js';
 import type { Session } from './sessions.js';
 import * as store from './store.js';
 
 /** What the portal page shows a signed-in buyer: their licenses, orders and subscriptions. */
-export function createBuyerView({ db, clock, brands }: Pick<PortalServiceDeps, 'db' | 'clock' | 'brands'>) {
+export function createBuyerView({
+  db,
+  clock,
+  brands,
+  releases: distribution,
+}: Pick<PortalServiceDeps, 'db' | 'clock' | 'brands' | 'releases'>) {
   return async function view(
     session: Session,
     notice: string | null,
@@ -20,11 +26,12 @@ export function createBuyerView({ db, clock, brands }: Pick<PortalServiceDeps, '
     const ids = licenseRows.map((row) => row.id);
     const floatingIds = licenseRows.filter((row) => row.floating).map((row) => row.id);
     const sellerIds = [...new Set([...licenseRows, ...subscriptionRows].map((row) => row.seller_id))];
-    const [devices, seats, releases, brandOf] = await Promise.all([
+    const [devices, seats, releases, brandOf, downloads] = await Promise.all([
       store.devicesOf(db, ids),
       store.seatsOf(db, floatingIds, now),
       store.buyerReleasesOf(db, ids, new Date(now.getTime() - LONGEST_RELEASE_PERIOD_DAYS * 86_400_000)),
       brands.forSellers(sellerIds),
+      Promise.all(licenseRows.map((row) => distribution.forHolder(row))),
     ]);
     // Each seller with a brand once; entries point at theirs by position, never by the seller's id.
     const sellers = sellerIds.flatMap((id) => {
@@ -41,7 +48,7 @@ export function createBuyerView({ db, clock, brands }: Pick<PortalServiceDeps, '
       csrf: session.csrf,
       notice,
       problem,
-      licenses: licenseRows.map((row) => {
+      licenses: licenseRows.map((row, at) => {
         const bound = devices.filter((device) => device.license_id === row.id);
         return {
           id: row.id,
@@ -72,6 +79,7 @@ export function createBuyerView({ db, clock, brands }: Pick<PortalServiceDeps, '
               acquiredAt: seat.acquired_at,
               leaseExpiresAt: seat.lease_expires_at,
             })),
+          downloads: downloadsView(downloads[at] as HolderDownloads),
           releases: releaseAllowance(
             row,
             releases.filter((release) => release.license_id === row.id).map((release) => release.released_at),
@@ -97,5 +105,20 @@ export function createBuyerView({ db, clock, brands }: Pick<PortalServiceDeps, '
         canceledAt: row.canceled_at,
       })),
     };
+  };
+}
+
+/** What a license's downloads show: the releases with their files, or why there are none. */
+function downloadsView(downloads: HolderDownloads): PortalView['licenses'][number]['downloads'] {
+  return {
+    refused: downloads.refused,
+    withheld: downloads.withheld ? withheldWords(downloads.withheld) : null,
+    releases: downloads.releases.map((release) => ({
+      version: release.version,
+      channel: release.channel,
+      publishedAt: release.publishedAt,
+      notes: release.notes,
+      artifacts: release.artifacts,
+    })),
   };
 }

@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { Log } from '../../platform/log.js';
 import type { BrandService } from '../brand/index.js';
 import type { LicenseService, OfflineActivation } from '../licenses/index.js';
+import type { Distribution } from '../releases/index.js';
 import type { SubscriptionService } from '../subscriptions/index.js';
 
 /*
@@ -23,4 +24,6 @@ export interface PortalServiceDeps {
   subscriptions: Pick<SubscriptionService, 'cancelForBuyer'>;
   /** The sellers' names, logos and colours, shown with what the buyer bought from each. */
   brands: Pick<BrandService, 'forSellers'>;
+  /** Which releases each license may download, and fresh links to their files. */
+  releases: Pick<Distribution, 'forHolder' | 'holderLink'>;
 }

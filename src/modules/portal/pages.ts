@@ -9,6 +9,7 @@ import {
   sellerHeader,
 } from '../checkout/index.js';
 import type { BuyerReleaseOutcome, ReleaseAllowance } from '../licenses/index.js';
+import type { HolderRefusal } from '../releases/index.js';
 
 /** What a portal request answers: a page, a redirect (both maybe setting the cookie), or a file. */
 export type PortalOutcome =
@@ -42,6 +43,27 @@ export interface PortalView {
     /** Floating licenses: the seats held now (leases not lapsed). */
     seats: (DeviceNaming & { acquiredAt: Date; leaseExpiresAt: Date })[];
     releases: ReleaseAllowance;
+    downloads: {
+      /** The license's status keeps every release from it (said only when the app has releases). */
+      refused: HolderRefusal | null;
+      /** Why the newest release is not the license's, when it may have none. */
+      withheld: string | null;
+      /** The newest release of each channel the license follows, newest first. */
+      releases: {
+        version: string;
+        channel: string;
+        publishedAt: Date;
+        notes: string;
+        artifacts: {
+          id: string;
+          filename: string;
+          platform: string | null;
+          arch: string | null;
+          size: number;
+          sha256: string;
+        }[];
+      }[];
+    };
   }[];
   orders: {
     transactionId: string;
@@ -195,6 +217,93 @@ export function releaseRefusal(outcome: Exclude<BuyerReleaseOutcome, { released:
   return `This license allows ${outcome.allowed} device releases in any ${outcome.periodDays} days, and they are used up. The next release is possible from ${moment(outcome.nextReleaseAt)}.`;
 }
 
+/** Why a license's status keeps every release from it. */
+const DOWNLOAD_REFUSALS: Record<HolderRefusal, string> = {
+  license_expired: 'This license has expired, and with it its downloads. Renew it to download again.',
+  license_suspended: 'This license is suspended: its downloads are paused until the seller reinstates it.',
+  license_revoked: 'This license was revoked: it grants no downloads.',
+};
+
+/** Why a download link was refused after the page was drawn: the license's status, or the release's rules. */
+export function downloadRefusal(error: { code: string; message: string }): string {
+  if (error.code in DOWNLOAD_REFUSALS) return DOWNLOAD_REFUSALS[error.code as HolderRefusal];
+  return 'This file is not included in your license any more. Reload the page to see what it includes.';
+}
+
+/** Why the newest release is not one the license may have (the release rules' codes). */
+export function withheldWords({ version, code }: { version: string; code: string }): string {
+  if (code === 'feature_not_granted')
+    return `Version ${version} needs a plan or feature this license does not include.`;
+  if (code === 'channel_not_granted')
+    return `Version ${version} is a test release, which this license does not receive.`;
+  if (code === 'license_expired')
+    return `This license expired before version ${version} was published: it keeps the releases published before its expiry. Renew it to download newer ones.`;
+  return `Version ${version} is not included in this license.`;
+}
+
+const CHANNEL_WORDS: Record<string, string> = {
+  stable: 'Stable',
+  rc: 'Release candidate',
+  beta: 'Beta',
+  alpha: 'Alpha',
+  dev: 'Development build',
+};
+
+/** A file's size as people read it: 812 KB, 12.4 MB, 1.2 GB. */
+function bytes(size: number): string {
+  const units = ['bytes', 'KB', 'MB', 'GB'];
+  let value = size;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return unit === 0 ? `${size} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/**
+ * The releases the license may download, each file with a Download link (a fresh signed link
+ * is made when it is followed), or why there is none. Nothing when the seller publishes none.
+ */
+function downloadsSection(license: PortalView['licenses'][number]): Html | '' {
+  const { refused, withheld, releases } = license.downloads;
+  if (!refused && !withheld && releases.length === 0) return '';
+  const id = `downloads-${license.id}`;
+  return html`<div class="downloads" role="group" aria-labelledby="${id}">
+<h4 id="${id}">Downloads</h4>
+${refused ? html`<p class="note download-refused" data-code="${refused}">${DOWNLOAD_REFUSALS[refused]}</p>` : ''}
+${withheld ? html`<p class="note download-refused">${withheld}</p>` : ''}
+${releases.map(
+  (release) => html`<div class="release" data-version="${release.version}">
+<p class="release-head"><strong>Version ${release.version}</strong>${
+    release.channel === 'stable'
+      ? ''
+      : html` <span class="channel">${CHANNEL_WORDS[release.channel] ?? release.channel}</span>`
+  } <span class="note">Published ${day(release.publishedAt)}</span></p>
+${
+  release.notes
+    ? html`<details><summary>Release notes</summary><p class="release-notes">${release.notes}</p></details>`
+    : ''
+}
+${
+  release.artifacts.length === 0
+    ? html`<p class="note">No file has been published for this version yet.</p>`
+    : html`<ul class="files">${release.artifacts.map(
+        (file) => html`<li>
+<span class="file"><strong class="file-name">${file.filename}</strong><span class="note">${[
+          file.platform ?? 'Every platform',
+          file.arch ?? 'every architecture',
+          bytes(file.size),
+        ].join(' · ')}</span><span class="note sha">SHA-256 <code>${file.sha256}</code></span></span>
+<a class="button secondary small" href="/portal/licenses/${license.id}/downloads/${file.id}" aria-label="Download ${file.filename}">Download</a>
+</li>`,
+      )}</ul>`
+}
+</div>`,
+)}
+</div>`;
+}
+
 function releasesNote(license: PortalView['licenses'][number]): Html | '' {
   const { allowed, periodDays, left, nextReleaseAt } = license.releases;
   if (license.floating || license.devices.length === 0) return '';
@@ -274,6 +383,7 @@ ${
         )}</ul>`
 }
 ${releasesNote(license)}
+${downloadsSection(license)}
 ${
   canActivate
     ? html`<details>

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import {
@@ -31,6 +34,7 @@ let clock: TestClock;
 let receiver: Receiver;
 let keySet: JsonWebKeySet;
 const logLines: string[] = [];
+const artifactDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensing-portal-test-'));
 
 before(async () => {
   sink = await startSmtpSink();
@@ -38,7 +42,7 @@ before(async () => {
   clock = testClock(new Date());
   // Runs the mail and webhook workers, so it owns its database.
   server = await startTestServer(
-    { SMTP_URL: sink.url, LOG_LEVEL: 'info', USER_TOKEN_TTL: '2592000' },
+    { SMTP_URL: sink.url, LOG_LEVEL: 'info', USER_TOKEN_TTL: '2592000', ARTIFACT_DIR: artifactDir },
     { clock, logLines, ownDatabase: true },
   );
   keySet = (await server.api.get('/licenses/jwks')).expect(200).body;
@@ -47,6 +51,7 @@ after(async () => {
   await server.stop();
   await sink.close();
   await receiver.close();
+  fs.rmSync(artifactDir, { recursive: true, force: true });
 });
 
 const newBuyer = () => `Buyer-${uniqueSuffix()}@Example.com`;
@@ -962,5 +967,223 @@ describe('offline files and device releases follow the product’s settings', ()
     assert.equal(refused.status, 409);
     assert.match(await refused.text(), /can be released by the seller’s support only/);
     assert.deepEqual(await boundDevices(seller, license.id), [['desk', null]]);
+  });
+});
+
+describe('the downloads a license grants', () => {
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+  /** A release with the given files (name → [platform, bytes]), published unless `draft`. */
+  async function release(
+    seller: SellerWithApp,
+    version: string,
+    files: Record<string, [string | null, Buffer]>,
+    options: { channel?: string; requiredFeatures?: string[]; draft?: boolean; notes?: string } = {},
+  ) {
+    const { draft, ...fields } = options;
+    const created = (
+      await server.api.post(`/apps/${seller.appId}/releases`, { version, ...fields }, { token: seller.token })
+    ).expect(201).body as { id: string };
+    const artifacts: Record<string, string> = {};
+    for (const [filename, [platform, bytes]] of Object.entries(files)) {
+      const res = await fetch(
+        `${server.service.coreUrl}/v1/apps/${seller.appId}/releases/${created.id}/artifacts/${filename}${platform ? `?platform=${platform}` : ''}`,
+        {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${seller.token}`, 'content-type': 'application/octet-stream' },
+          body: bytes,
+        },
+      );
+      const text = await res.text();
+      assert.equal(res.status, 201, text);
+      artifacts[filename] = (JSON.parse(text) as { id: string }).id;
+    }
+    if (!draft) {
+      (
+        await server.api.post(`/apps/${seller.appId}/releases/${created.id}/publish`, undefined, {
+          token: seller.token,
+        })
+      ).expect(200);
+    }
+    return { id: created.id, artifacts };
+  }
+
+  /** The part of the portal page that shows one license. */
+  function licensePart(page: string, licenseId: string): string {
+    const start = page.indexOf(`data-license-id="${licenseId}"`);
+    assert.ok(start >= 0, `the page shows license ${licenseId}`);
+    return page.slice(start, page.indexOf('</section>', start));
+  }
+  const versions = (part: string) => [...part.matchAll(/data-version="([^"]+)"/g)].map((m) => m[1]);
+  const downloadPath = (licenseId: string, artifactId: string) =>
+    `/portal/licenses/${licenseId}/downloads/${artifactId}`;
+
+  /** Follows a download: the portal's 303, then the signed link on the core API. */
+  async function download(buyer: Buyer, licenseId: string, artifactId: string) {
+    const res = await get(downloadPath(licenseId, artifactId), buyer.cookie);
+    if (res.status !== 303) return { status: res.status, page: await res.text(), bytes: null, link: null };
+    const link = res.headers.get('location') as string;
+    assert.ok(link.startsWith(`${server.config.apiBaseUrl}/releases/files/${artifactId}/`), link);
+    const file = await fetch(`${server.service.coreUrl}/v1${link.slice(server.config.apiBaseUrl.length)}`);
+    assert.equal(file.status, 200);
+    return { status: 303, page: '', bytes: Buffer.from(await file.arrayBuffer()), link };
+  }
+
+  test('each license lists the newest release of every channel it may follow, with its files, and a download leads to the file', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const everyChannel = await issueLicense(server, seller, { email, maxDevices: 1 });
+    const stableOnly = await issueLicense(server, seller, {
+      email,
+      metadata: { features: ['channel:stable'] },
+    });
+    const linux = randomBytes(30_000);
+    await release(seller, '1.0.0', { 'tool-1.0.0.tar.gz': ['linux', randomBytes(100)] });
+    const current = await release(
+      seller,
+      '1.1.0',
+      { 'tool-1.1.0.tar.gz': ['linux', linux], 'Tool-1.1.0.dmg': ['macos', randomBytes(2_000)] },
+      { notes: 'Faster <export> & fewer crashes' },
+    );
+    const beta = await release(seller, '2.0.0-beta.1', {
+      'tool-2.0.0-beta.1.tar.gz': ['linux', randomBytes(50)],
+    });
+    await release(seller, '1.2.0', { 'tool-1.2.0.tar.gz': ['linux', randomBytes(50)] }, { draft: true });
+    await release(
+      seller,
+      '3.0.0',
+      { 'tool-3.0.0.tar.gz': ['linux', randomBytes(50)] },
+      { requiredFeatures: ['v3'] },
+    );
+
+    const buyer = await signIn(email);
+    const page = await buyer.page();
+    const all = licensePart(page, everyChannel.id);
+    // Newest first; 1.0.0 is older than 1.1.0, 1.2.0 a draft, 3.0.0 needs an entitlement.
+    assert.deepEqual(versions(all), ['2.0.0-beta.1', '1.1.0']);
+    assert.match(all, /Beta/);
+    assert.match(all, /Faster &lt;export&gt; &amp; fewer crashes/, 'the notes, escaped');
+    assert.match(all, /tool-1\.1\.0\.tar\.gz/);
+    assert.match(all, /linux · every architecture · 30 KB/);
+    assert.ok(all.includes(sha256(linux)), 'the file’s SHA-256');
+    assert.ok(all.includes(downloadPath(everyChannel.id, current.artifacts['tool-1.1.0.tar.gz'] as string)));
+    assert.deepEqual(versions(licensePart(page, stableOnly.id)), ['1.1.0'], 'channel:stable: stable only');
+
+    const got = await download(buyer, everyChannel.id, current.artifacts['tool-1.1.0.tar.gz'] as string);
+    assert.equal(got.status, 303);
+    assert.deepEqual(got.bytes, linux, 'the link serves the file');
+    const again = await download(buyer, everyChannel.id, current.artifacts['tool-1.1.0.tar.gz'] as string);
+    assert.notEqual(again.link, null);
+    const listed = (
+      await server.api.get(`/apps/${seller.appId}/releases/${current.id}/artifacts`, { token: seller.token })
+    ).expect(200).body.artifacts as { filename: string; downloads: number }[];
+    assert.equal(listed.find((a) => a.filename === 'tool-1.1.0.tar.gz')?.downloads, 2);
+
+    // The rules hold for a link asked for directly: a channel the license does not follow.
+    const refused = await download(
+      buyer,
+      stableOnly.id,
+      beta.artifacts['tool-2.0.0-beta.1.tar.gz'] as string,
+    );
+    assert.equal(refused.status, 409);
+    assert.match(refused.page, /data-code="channel_not_granted"/);
+    assert.equal(
+      (await download(buyer, stableOnly.id, current.artifacts['Tool-1.1.0.dmg'] as string)).status,
+      303,
+    );
+  });
+
+  test('a yanked release disappears and its files stop; a suspended license says why and gets no link', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const license = await issueLicense(server, seller, { email });
+    const old = await release(seller, '1.0.0', { 'app-1.0.0.zip': [null, randomBytes(64)] });
+    const bad = await release(seller, '1.0.1', { 'app-1.0.1.zip': [null, randomBytes(64)] });
+    const buyer = await signIn(email);
+    assert.deepEqual(versions(licensePart(await buyer.page(), license.id)), ['1.0.1']);
+
+    (
+      await server.api.post(`/apps/${seller.appId}/releases/${bad.id}/yank`, undefined, {
+        token: seller.token,
+      })
+    ).expect(200);
+    assert.deepEqual(versions(licensePart(await buyer.page(), license.id)), ['1.0.0'], 'back to 1.0.0');
+    assert.equal((await download(buyer, license.id, bad.artifacts['app-1.0.1.zip'] as string)).status, 404);
+
+    (
+      await server.api.post(`/apps/${seller.appId}/licenses/${license.id}/suspend`, undefined, {
+        token: seller.token,
+      })
+    ).expect(200);
+    const part = licensePart(await buyer.page(), license.id);
+    assert.deepEqual(versions(part), []);
+    assert.match(part, /data-code="license_suspended"/);
+    assert.match(part, /suspended: its downloads are paused/);
+    assert.ok(!part.includes('/downloads/'), 'no download link');
+    const refused = await download(buyer, license.id, old.artifacts['app-1.0.0.zip'] as string);
+    assert.equal(refused.status, 409);
+    assert.match(refused.page, /data-code="license_suspended"/);
+  });
+
+  test('a license kept past its expiry downloads the releases published before it; one missing an entitlement says so', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const expiresAt = new Date(clock.now().getTime() + 86_400_000).toISOString();
+    const kept = await issueLicense(server, seller, { email, expiresAt, expiryStrategy: 'maintain_access' });
+    const stopped = await issueLicense(server, seller, { email, expiresAt });
+    const before = await release(seller, '1.0.0', { 'app-1.0.0.zip': [null, randomBytes(64)] });
+    clock.advance(2 * 86_400_000);
+    const later = await release(seller, '1.1.0', { 'app-1.1.0.zip': [null, randomBytes(64)] });
+    const buyer = await signIn(email);
+    const page = await buyer.page();
+    assert.deepEqual(versions(licensePart(page, kept.id)), ['1.0.0']);
+    assert.match(licensePart(page, stopped.id), /data-code="license_expired"/);
+    assert.equal((await download(buyer, kept.id, before.artifacts['app-1.0.0.zip'] as string)).status, 303);
+    const refused = await download(buyer, kept.id, later.artifacts['app-1.1.0.zip'] as string);
+    assert.equal(refused.status, 409);
+    assert.match(refused.page, /data-code="license_expired"/);
+
+    const other = await sellerWithApp(server);
+    const plain = await issueLicense(server, other, { email });
+    await release(
+      other,
+      '5.0.0',
+      { 'pro-5.0.0.zip': [null, randomBytes(64)] },
+      { requiredFeatures: ['pro'] },
+    );
+    const part = licensePart(await buyer.page(), plain.id);
+    assert.deepEqual(versions(part), []);
+    assert.match(part, /Version 5\.0\.0 needs a plan or feature this license does not include/);
+    // A seller who publishes nothing: no downloads part at all.
+    const quiet = await sellerWithApp(server);
+    const none = await issueLicense(server, quiet, { email });
+    assert.ok(!licensePart(await buyer.page(), none.id).includes('Downloads'));
+  });
+
+  test('another buyer’s license, another app’s file, no session or another site’s page get no link', async () => {
+    const seller = await sellerWithApp(server);
+    const [alice, bob] = [newBuyer(), newBuyer()];
+    const alices = await issueLicense(server, seller, { email: alice });
+    const bobs = await issueLicense(server, seller, { email: bob });
+    const file = (await release(seller, '1.0.0', { 'app.zip': [null, randomBytes(64)] })).artifacts[
+      'app.zip'
+    ] as string;
+    const elsewhere = await sellerWithApp(server);
+    const foreign = (await release(elsewhere, '1.0.0', { 'other.zip': [null, randomBytes(64)] })).artifacts[
+      'other.zip'
+    ] as string;
+    const buyer = await signIn(alice);
+    assert.equal((await download(buyer, bobs.id, file)).status, 404, 'Bob’s license');
+    assert.equal((await download(buyer, alices.id, foreign)).status, 404, 'a file of another seller’s app');
+    const signedOut = await get(downloadPath(alices.id, file));
+    assert.equal(signedOut.status, 401);
+    assert.equal(signedOut.headers.get('location'), null);
+    const crossSite = await fetch(url(downloadPath(alices.id, file)), {
+      headers: { cookie: buyer.cookie, 'sec-fetch-site': 'cross-site' },
+      redirect: 'manual',
+    });
+    assert.equal(crossSite.status, 403);
+    assert.equal(crossSite.headers.get('location'), null);
+    assert.equal((await download(buyer, alices.id, file)).status, 303, 'from the portal itself');
   });
 });

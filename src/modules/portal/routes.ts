@@ -4,7 +4,7 @@ import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import { cookieChallenge } from '../../platform/http/challenges.js';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
-import { registerFormRoutes } from '../../platform/http/forms.js';
+import { fromAnotherSite, registerFormRoutes } from '../../platform/http/forms.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { challengeHeader, errorBody, seeOther } from '../../platform/http/responses.js';
 import { textResponse, Uuid } from '../../platform/http/schemas.js';
@@ -56,6 +56,7 @@ const EmptyForm = Type.Object({}, { additionalProperties: false });
 const CsrfForm = Type.Object({ csrf: Type.Optional(Csrf) }, { additionalProperties: false });
 const LicenseParams = Type.Object({ licenseId: Uuid }, { additionalProperties: false });
 const SubscriptionParams = Type.Object({ subscriptionId: Uuid }, { additionalProperties: false });
+const DownloadParams = Type.Object({ licenseId: Uuid, artifactId: Uuid }, { additionalProperties: false });
 const ReleaseForm = Type.Object(
   { csrf: Type.Optional(Csrf), hwuid: Type.Optional(Type.String({ maxLength: 200 })) },
   { additionalProperties: false },
@@ -209,6 +210,43 @@ export function registerPortalRoutes(
       status: 403,
       page: problemPage('Sent from another site', 'This form can only be sent from the portal’s own pages.'),
     });
+
+  // A link, not a form: it changes nothing (a link is made, nothing is stored), and a redirect to
+  // the API host after a form post would meet the page's form-action 'self'. Followed from another
+  // site's page it is refused all the same, so no page elsewhere starts a buyer's download.
+  app.get('/portal/licenses/:licenseId/downloads/:artifactId', {
+    config: { auth: 'public', rateLimit },
+    schema: {
+      summary: 'Download a file of a release one of the buyer’s licenses may have',
+      description:
+        'Answers 303 to a fresh download link (an hour long, as POST /v1/releases/download makes) once the release rules allow the license this file: its status and expiry (maintain_access: releases published before it), the channels its channel: entitlements open and the entitlements the release requires. Device places and seats do not apply: downloading an installer is not running the software. Refused with 403 when followed from another site’s page.',
+      tags: ['portal'],
+      params: DownloadParams,
+      response: {
+        303: seeOther('On to the file’s signed link on the core API host'),
+        401: signedInForm[401],
+        403: page('Followed from a page of another site (Sec-Fetch-Site or Origin): nothing was made'),
+        404: page(
+          'No license of the buyer’s has this id, or the file is not one of a published release of its app',
+        ),
+        409: page(
+          'The portal, saying why the license may not download this file now (data-code: license_suspended, license_revoked, license_expired, channel_not_granted, feature_not_granted)',
+        ),
+      },
+    },
+    handler: async (request, reply) => {
+      if (fromAnotherSite(request)) {
+        return send(reply, {
+          status: 403,
+          page: problemPage('Followed from another site', 'Downloads start from the portal’s own page.'),
+        });
+      }
+      return send(
+        reply,
+        await portal.download(sessionToken(request), request.params.licenseId, request.params.artifactId),
+      );
+    },
+  });
   registerFormRoutes(app, refuse, (form) => {
     form.post('/portal/sign-in', {
       config: { auth: 'public', rateLimit },

@@ -4,7 +4,14 @@ import { PORTAL_POLICY_DEFAULTS } from '../products/index.js';
 import { BUYER } from '../timeline/index.js';
 import { createBuyerView } from './buyer-view.js';
 import type { PortalServiceDeps } from './deps.js';
-import { type PortalOutcome, portalPage, problemPage, releaseRefusal, signInPage } from './pages.js';
+import {
+  downloadRefusal,
+  type PortalOutcome,
+  portalPage,
+  problemPage,
+  releaseRefusal,
+  signInPage,
+} from './pages.js';
 import { createSessions, type Session } from './sessions.js';
 import * as store from './store.js';
 
@@ -34,10 +41,11 @@ export function createPortalService({
   offline,
   subscriptions,
   brands,
+  releases,
 }: PortalServiceDeps) {
   const sessions = createSessions({ db, clock, log, payUrl, linkSecret });
   const { sessionOf, formSession } = sessions;
-  const view = createBuyerView({ db, clock, brands });
+  const view = createBuyerView({ db, clock, brands, releases });
 
   /**
    * The signed-in buyer's license and the device a release form names, or the page that refuses
@@ -171,6 +179,36 @@ export function createPortalService({
         // whose message is written for people; a leading machine code is left out.
         if (error.status === 409) return problem(409, error.message.replace(/^[a-z_]+: /, ''));
         throw error;
+      }
+    },
+
+    /**
+     * On to a fresh download link for a file of a release the buyer's license may have, as the
+     * portal lists them: the distribution's own rules decide (status, expiry, channels,
+     * entitlements), so a release yanked or a license suspended since the page was drawn is
+     * refused here, on the page, with the reason.
+     */
+    async download(token: string | undefined, licenseId: string, artifactId: string): Promise<PortalOutcome> {
+      const session = await sessionOf(token);
+      if (!session) return sessions.signedOut();
+      const license = await store.findBuyerLicense(db, session.email, licenseId);
+      if (!license) return notFoundPage('License');
+      try {
+        const link = await releases.holderLink(license, artifactId);
+        return { redirect: link.downloadUrl };
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        if (error.code === 'not_found') return notFoundPage('Download');
+        return {
+          status: 409,
+          page: portalPage(
+            await view(session, null, {
+              licenseId: license.id,
+              code: error.code,
+              message: downloadRefusal(error),
+            }),
+          ),
+        };
       }
     },
 

@@ -78,20 +78,21 @@ export function createSessions({
   }
 
   /** The session a form is posted under, or the page that refuses it. */
+  /** What a request that needs a session answers without one: a page to sign in again. */
+  function signedOut(): PortalOutcome {
+    return {
+      status: 401,
+      page: problemPage('Please sign in again', 'Your session has ended. Sign in again to continue.'),
+      cookie: clearedCookie(),
+    };
+  }
+
   async function formSession(
     token: string | undefined,
     csrf: string | undefined,
   ): Promise<{ session: Session; refused?: never } | { refused: PortalOutcome; session?: never }> {
     const session = await sessionOf(token);
-    if (!session) {
-      return {
-        refused: {
-          status: 401,
-          page: problemPage('Please sign in again', 'Your session has ended. Sign in again to continue.'),
-          cookie: clearedCookie(),
-        },
-      };
-    }
+    if (!session) return { refused: signedOut() };
     if (!sameSecret(csrf, session.csrf)) {
       return {
         refused: {
@@ -108,6 +109,7 @@ export function createSessions({
 
   return {
     sessionOf,
+    signedOut,
     formSession,
 
     /** Forgets ended links and sessions (an hourly job); returns how many rows went. */

@@ -158,7 +158,8 @@ export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
 
 /**
  * The buyer's licenses with what the portal shows of each: never the seller's metadata or
- * settings (the seller's id finds their brand, and is not shown). The software is named by the
+ * settings (the seller's id finds their brand; entitlements, metadata and the expiry strategy
+ * decide which releases the license may download; none of them is shown). The software is named by the
  * product, or by the app for a license issued without one.
  */
 export function buyerLicenses(db: Db, email: string) {
@@ -169,9 +170,14 @@ export function buyerLicenses(db: Db, email: string) {
     .leftJoin('products as p', 'p.id', 'l.product_id')
     .select([
       'l.id',
+      'l.app_id',
       'l.key',
       'l.status',
       'l.expires_at',
+      'l.expiry_strategy',
+      'l.features',
+      'l.metadata',
+      'p.features as product_features',
       'l.floating',
       'l.max_devices',
       'l.max_seats',

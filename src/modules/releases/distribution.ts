@@ -1,10 +1,22 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import type { ReleaseArtifactRow, ReleaseChannel, ReleaseRow } from '../../platform/db/schema.js';
+import type {
+  LicenseStatus,
+  ReleaseArtifactRow,
+  ReleaseChannel,
+  ReleaseRow,
+} from '../../platform/db/schema.js';
 import { AppError, type ErrorCode, invalidField, notFound } from '../../platform/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
-import type { Verification } from '../licenses/index.js';
+import {
+  effectiveFeatures,
+  effectiveStatus,
+  grantsUse,
+  keepsAccess,
+  REASON_OF_STATUS,
+  type Verification,
+} from '../licenses/index.js';
 import type { ClientCall } from '../timeline/index.js';
 import type { ArtifactStore } from './artifact-store.js';
 import type { DownloadLinks } from './download-links.js';
@@ -51,7 +63,40 @@ export function channelGranted(features: readonly string[], channel: ReleaseChan
   return RELEASE_CHANNELS.indexOf(channel) <= Math.max(...named);
 }
 
+/**
+ * A license as its holder's own pages know it (the buyer portal): no device and no client call,
+ * only what the release rules read. Downloading an installer is not running the software, so
+ * device places, seats and check-ins do not apply; status, expiry and entitlements do.
+ */
+export interface HeldLicense {
+  id: string;
+  app_id: string;
+  status: LicenseStatus;
+  expires_at: Date | null;
+  expiry_strategy: 'restrict' | 'maintain_access';
+  features: string[] | null;
+  metadata: unknown;
+  product_features: string[] | null;
+}
+
+/** Why a held license receives no download at all: its status, as verify names it. */
+export type HolderRefusal = (typeof REASON_OF_STATUS)[keyof typeof REASON_OF_STATUS];
+
+/**
+ * The grant of a held license as verify would decide it from its record (status, expiry,
+ * maintain_access, entitlements), or the code of its refusal.
+ */
+export function holderGrant(license: HeldLicense, now: Date): Grant | { refused: HolderRefusal } {
+  const features = effectiveFeatures(license) ?? [];
+  const status = effectiveStatus(license.status, license.expires_at, now);
+  if (grantsUse(status)) return { features, publishedBy: null };
+  if (keepsAccess(license, now) && license.expires_at) return { features, publishedBy: license.expires_at };
+  return { refused: REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS] ?? 'license_expired' };
+}
+
 export type Distribution = ReturnType<typeof createDistribution>;
+/** What a held license may download now (Distribution.forHolder). */
+export type HolderDownloads = Awaited<ReturnType<Distribution['forHolder']>>;
 
 /**
  * Releases as client software receives them: the update check and license-gated downloads. A
@@ -192,6 +237,91 @@ export function createDistribution({
         arch: input.arch ?? '',
       });
       if (!artifact) throw notFound('Artifact');
+      return offered(artifact, clock.now());
+    },
+
+    /**
+     * Which published releases a held license may have, as its holder's page shows them: for each
+     * channel it may follow, the newest release a client following that channel would be offered
+     * (once, when several channels lead to the same release), newest version first, with all its
+     * artifacts. A license that may have none says why, when the app has published releases at
+     * all: its status (`refused`), or the rule that keeps the newest of them from it (`withheld`).
+     * Yanked releases and drafts never appear.
+     */
+    async forHolder(license: HeldLicense) {
+      const grant = holderGrant(license, clock.now());
+      if ('refused' in grant) {
+        // Said only where there is something to download: a seller may publish no releases at all.
+        const any = await store.newestPublished(db, license.app_id);
+        return { refused: any ? grant.refused : null, withheld: null, releases: [] };
+      }
+      const newest = await store.newestPerChannel(db, {
+        appId: license.app_id,
+        features: grant.features,
+        publishedBy: grant.publishedBy,
+      });
+      const chosen: ReleaseRow[] = [];
+      for (const channel of RELEASE_CHANNELS.filter((c) => channelGranted(grant.features, c))) {
+        const followed = channelsFor(channel);
+        const best = newest
+          .filter((release) => followed.includes(release.channel))
+          .reduce<ReleaseRow | null>(
+            (top, release) => (top && top.version_order > release.version_order ? top : release),
+            null,
+          );
+        if (best && !chosen.some((release) => release.id === best.id)) chosen.push(best);
+      }
+      chosen.sort((a, b) => (a.version_order < b.version_order ? 1 : -1));
+      let withheld: { version: string; code: ErrorCode } | null = null;
+      if (chosen.length === 0) {
+        const latest = await store.newestPublished(db, license.app_id);
+        const rule = latest ? releaseRule(latest, grant) : null;
+        if (latest && rule) withheld = { version: latest.version, code: rule.code };
+      }
+      const artifacts = await store.artifactsOfReleases(
+        db,
+        chosen.map((release) => release.id),
+      );
+      return {
+        refused: null,
+        withheld,
+        releases: chosen.map((release) => ({
+          id: release.id,
+          version: release.version,
+          channel: release.channel,
+          notes: release.notes,
+          publishedAt: release.published_at as Date,
+          artifacts: artifacts
+            .filter((artifact) => artifact.release_id === release.id)
+            .map((artifact) => ({
+              id: artifact.id,
+              filename: artifact.filename,
+              platform: artifact.platform || null,
+              arch: artifact.arch || null,
+              size: Number(artifact.size),
+              sha256: artifact.sha256,
+            })),
+        })),
+      };
+    },
+
+    /**
+     * A fresh link to an artifact of a release the held license may have (any published one the
+     * rules allow, as a download request would), or the refusal: the license's status, the
+     * release's rules, or not found (another app's artifact, a draft's, a yanked release's).
+     */
+    async holderLink(license: HeldLicense, artifactId: string) {
+      const grant = holderGrant(license, clock.now());
+      if ('refused' in grant) throw new AppError(grant.refused, refusalMessage(grant.refused));
+      const artifact = await store.artifactWithRelease(db, artifactId);
+      if (!artifact || artifact.app_id !== license.app_id || artifact.release_status !== 'published') {
+        throw notFound('Artifact');
+      }
+      const release = await store.findRelease(db, license.app_id, artifact.release_id);
+      if (!release) throw notFound('Artifact');
+      const refused = releaseRule(release, grant);
+      if (refused) throw refused;
+      log.info({ licenseId: license.id, artifactId }, 'release.holder.link');
       return offered(artifact, clock.now());
     },
 

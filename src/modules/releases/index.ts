@@ -1,7 +1,13 @@
 export { registerArtifactRoutes } from './artifact-routes.js';
 export { createLocalArtifactStore } from './artifact-store.js';
 export { type ArtifactService, createArtifactService } from './artifacts.js';
-export { createDistribution, type Distribution } from './distribution.js';
+export {
+  createDistribution,
+  type Distribution,
+  type HeldLicense,
+  type HolderDownloads,
+  type HolderRefusal,
+} from './distribution.js';
 export { registerDistributionRoutes } from './distribution-routes.js';
 export { createDownloadLinks } from './download-links.js';
 export { registerReleaseRoutes } from './routes.js';

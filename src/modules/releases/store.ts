@@ -233,3 +233,55 @@ export function publishedRelease(
     .where('status', '=', 'published')
     .executeTakeFirst();
 }
+
+/** What a license holder may have, without a client's version: the grant's filters only. */
+export interface HolderSearch {
+  appId: string;
+  features: readonly string[];
+  publishedBy: Date | null;
+}
+
+/**
+ * Of each channel, the newest published release a license with these entitlements may have
+ * (one row a channel at most, newest version first).
+ */
+export function newestPerChannel(executor: Executor, search: HolderSearch): Promise<ReleaseRow[]> {
+  let query = executor
+    .selectFrom('releases as r')
+    .selectAll('r')
+    .distinctOn('r.channel')
+    .where('r.app_id', '=', search.appId)
+    .where('r.status', '=', 'published')
+    .where(sql<boolean>`r.required_features <@ ${sql.val(search.features)}::text[]`);
+  if (search.publishedBy) query = query.where('r.published_at', '<=', search.publishedBy);
+  return query.orderBy('r.channel').orderBy('r.version_order', 'desc').execute();
+}
+
+/** The app's newest published release of any channel, whoever may have it. */
+export function newestPublished(executor: Executor, appId: string): Promise<ReleaseRow | undefined> {
+  return executor
+    .selectFrom('releases')
+    .selectAll()
+    .where('app_id', '=', appId)
+    .where('status', '=', 'published')
+    .orderBy('version_order', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** The artifacts of these releases, by release, then as listArtifacts orders them. */
+export function artifactsOfReleases(
+  executor: Executor,
+  releaseIds: readonly string[],
+): Promise<ReleaseArtifactRow[]> {
+  if (releaseIds.length === 0) return Promise.resolve([]);
+  return executor
+    .selectFrom('release_artifacts')
+    .selectAll()
+    .where('release_id', 'in', [...releaseIds])
+    .orderBy('release_id')
+    .orderBy('filename')
+    .orderBy('platform')
+    .orderBy('arch')
+    .execute();
+}

@@ -19,6 +19,7 @@ export function AppDetailPage({ appId }: { appId: string }) {
           <>
             <p>
               <a href={href(`/apps/${appId}/licenses`)}>Licenses of this app</a> ·{' '}
+              <a href={href(`/apps/${appId}/releases`)}>Releases</a> ·{' '}
               <a href={href('/webhooks')}>Webhooks</a> · <a href={href('/products')}>Products</a>
             </p>
             <ApiKeys appId={appId} />
