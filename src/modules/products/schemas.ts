@@ -10,8 +10,8 @@ export const MAX_PRICE = 1_000_000_000;
 
 /** One entitlement: a name client software gates a feature on. */
 export const FeatureName = Type.String({
-  pattern: '^[a-z0-9][a-z0-9_.-]{0,63}$',
-  errorMessage: 'must be 1 to 64 characters of a-z, 0-9, _, . and -, starting with a letter or digit',
+  pattern: '^[a-z0-9][a-z0-9_.:-]{0,63}$',
+  errorMessage: 'must be 1 to 64 characters of a-z, 0-9, _, ., : and -, starting with a letter or digit',
 });
 /** Entitlements, as products and licenses carry them: distinct names, at most 64. */
 export const FeatureList = Type.Array(FeatureName, {

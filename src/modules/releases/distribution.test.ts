@@ -180,7 +180,8 @@ describe('the update check', () => {
     await release(seller, '3.0.0', { 'a.zip': [null, null, randomBytes(8)] });
     await release(seller, '3.1.0', { 'b.zip': [null, null, randomBytes(8)] }, { requiredFeatures: ['pro'] });
     const basic = await issueLicense(server, seller);
-    const pro = await issueLicense(server, seller, { metadata: { features: ['pro', 'channel:rc'] } });
+    // A channel entitlement is a feature like any other (`features` takes `channel:<name>`).
+    const pro = await issueLicense(server, seller, { features: ['pro', 'channel:rc'] });
     const ask = (key: string, channel = 'stable') =>
       upgrade({ appId: seller.appId, key, currentVersion: '1.0.0', channel });
     assert.equal((await ask(basic.key)).expect(200).body.release.version, '3.0.0');
