@@ -262,6 +262,8 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   // A download link: /releases/files/:artifactId/:filename (the file name follows the id).
   files: 'artifactId',
   ':artifactId': 'artifactFilename',
+  // A buyer portal download: /portal/licenses/:licenseId/downloads/:artifactId.
+  downloads: 'artifactId',
   // Updater feeds: /releases/feeds/:appId/…, their files /…/files/:version/:filename.
   feeds: 'appId',
   ':version': 'artifactFilename',
