@@ -277,6 +277,10 @@ func (c *Client) send(ctx context.Context, method, path string, body any, idempo
 			return &Error{Kind: KindAPI, Code: "network_error", Message: "The answer was cut off: " + err.Error(), Err: err}
 		}
 		if response.StatusCode >= 200 && response.StatusCode <= 299 {
+			// No content (an update check with nothing newer): the answer stays as it was.
+			if response.StatusCode == http.StatusNoContent && len(text) == 0 {
+				return nil
+			}
 			if json.Unmarshal(text, answer) != nil {
 				return unexpectedAnswer(response.StatusCode, text)
 			}

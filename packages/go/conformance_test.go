@@ -1,7 +1,9 @@
 package licensing
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,7 +18,7 @@ import (
 // the TypeScript SDK reaches. The vectors come from CONFORMANCE_VECTORS (the folder the service
 // wrote them to), else from ../conformance/vectors when generated there.
 
-var vectorKinds = []string{"license_token", "seat_token", "license_file", "revocation_list", "webhook"}
+var vectorKinds = []string{"license_token", "seat_token", "license_file", "revocation_list", "webhook", "release_manifest"}
 
 type vector struct {
 	Name  string                     `json:"name"`
@@ -34,6 +36,8 @@ type vector struct {
 		LicenseKey  string              `json:"licenseKey"`
 		Clock       *ClockState         `json:"clock"`
 		Revocations *RevocationSnapshot `json:"revocations"`
+		Version     string              `json:"version"`
+		Filename    string              `json:"filename"`
 	} `json:"context"`
 	Expect struct {
 		Valid       bool           `json:"valid"`
@@ -129,6 +133,18 @@ func outcomeOf(v vector) outcome {
 		_ = json.Unmarshal(v.Input["headers"], &headers)
 		claims, err = VerifyWebhook(v.Keys.Secret, []byte(inputString(v, "body")),
 			headers["x-webhook-signature"], headers["x-webhook-timestamp"], &WebhookOptions{Now: moment})
+	case "release_manifest":
+		artifact, decodeErr := base64.StdEncoding.DecodeString(inputString(v, "artifact"))
+		if decodeErr != nil {
+			err = decodeErr
+			break
+		}
+		var manifest *ReleaseManifest
+		manifest, err = VerifyArtifact(context.Background(), bytes.NewReader(artifact), inputString(v, "manifest"),
+			ArtifactOptions{AppID: v.Context.AppID, KeySet: &keys, Version: v.Context.Version, Filename: v.Context.Filename})
+		if err == nil {
+			claims = manifest.Claims
+		}
 	default:
 		err = fmt.Errorf("unknown kind %q", v.Kind)
 	}

@@ -2,7 +2,8 @@
 // tokens, license files and revocation lists checked offline, the clock-rollback guard, device
 // ids (MachineFingerprint), webhook signature checks for your backend, and the online calls
 // (verify, validate-hardware, seat checkout with a background heartbeat, checkin, usage consume,
-// the key set). Standard library only, Go 1.19 and newer.
+// the key set, the update check), and release files checked against their signed manifests
+// (VerifyArtifact). Standard library only, Go 1.19 and newer.
 //
 // Every check reaches the same verdicts as the TypeScript and Python SDKs on the conformance
 // vectors the service writes in CI (packages/conformance). Errors are *Error values whose Code

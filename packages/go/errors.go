@@ -25,6 +25,10 @@ const (
 	KindAPI Kind = "api"
 	// KindSeat: a seat the service did not give (Code is the answer's code, e.g. no_seat_available).
 	KindSeat Kind = "seat"
+	// KindArtifact: a downloaded file or its manifest. Codes: invalid_manifest, invalid_signature,
+	// wrong_token_use, wrong_app, wrong_version, wrong_file, size_mismatch, digest_mismatch,
+	// key_set_unavailable.
+	KindArtifact Kind = "artifact"
 )
 
 // Error is what every check and call of this package answers when it refuses. Code is the same

@@ -2,7 +2,9 @@ package licensing
 
 import (
 	"context"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -219,5 +221,42 @@ func TestLiveTheDeviceIDIsTheOneTheTypeScriptSDKComputes(t *testing.T) {
 	}
 	if s.hwuid != expected {
 		t.Fatalf("Go computes %s, TypeScript %s", s.hwuid, expected)
+	}
+}
+
+func TestLiveAnUpdateIsOfferedAndTheDownloadedFileChecksAgainstItsManifest(t *testing.T) {
+	s := liveService(t)
+	ctx := context.Background()
+	request := UpdateRequest{Key: s.key, AppID: s.appID, HWUID: s.hwuid, CurrentVersion: "1.0.0", Platform: "linux"}
+	update, err := s.client.CheckForUpdate(ctx, request)
+	if err != nil || update == nil || len(update.Artifacts) == 0 {
+		t.Fatalf("update %+v, %v", update, err)
+	}
+	file := update.Artifacts[0]
+	// The link is built on the service's public address; the test service listens elsewhere.
+	link := strings.Replace(file.DownloadURL, os.Getenv("LICENSING_LIVE_PUBLIC_API"), s.client.base, 1)
+	response, err := http.Get(link)
+	if err != nil || response.StatusCode != http.StatusOK {
+		t.Fatalf("download: %v %v", response, err)
+	}
+	defer response.Body.Close()
+	options := ArtifactOptions{
+		AppID: s.appID, JWKSURL: s.client.JWKSURL(), Version: update.Release.Version, Filename: file.Filename,
+	}
+	manifest, err := VerifyArtifact(ctx, response.Body, file.Manifest, options)
+	if err != nil || manifest.SHA256 != file.SHA256 || manifest.Size != file.Size {
+		t.Fatalf("manifest %+v, %v", manifest, err)
+	}
+	_, err = VerifyArtifact(ctx, strings.NewReader("not the file"), file.Manifest, options)
+	if CodeOf(err) != "size_mismatch" {
+		t.Fatalf("another file: %v", err)
+	}
+	request.CurrentVersion = update.Release.Version
+	if newer, err := s.client.CheckForUpdate(ctx, request); err != nil || newer != nil {
+		t.Fatalf("up to date: %+v, %v", newer, err)
+	}
+	request.CurrentVersion = "latest"
+	if _, err := s.client.CheckForUpdate(ctx, request); CodeOf(err) != "validation_failed" {
+		t.Fatalf("a version that is none: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import { registerProductRoutes } from '../modules/products/index.js';
 import {
   registerArtifactRoutes,
   registerDistributionRoutes,
+  registerFeedRoutes,
   registerReleaseRoutes,
 } from '../modules/releases/index.js';
 import { registerSubscriptionRoutes } from '../modules/subscriptions/index.js';
@@ -60,6 +61,7 @@ export function buildCoreApp(deps: HostDeps): HttpApp {
     registerReleaseRoutes(api, modules.releases);
     registerArtifactRoutes(api, modules.artifacts);
     registerDistributionRoutes(api, modules.distribution, { verifyRateLimit: config.verifyRateLimit });
+    registerFeedRoutes(api, modules.feeds, { verifyRateLimit: config.verifyRateLimit });
   });
   // Pages for people (outside /v1): they use the public API like any other client.
   app.register(async (root) => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createAnalyticsService, createVerificationCounter } from '../modules/analytics/index.js';
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
@@ -31,7 +32,9 @@ import {
   createDistribution,
   createDownloadLinks,
   createLocalArtifactStore,
+  createManifestSigner,
   createReleaseService,
+  createUpdaterFeeds,
 } from '../modules/releases/index.js';
 import {
   createRenewals,
@@ -178,6 +181,20 @@ export function createModules({
     verification,
     blobs,
     links: createDownloadLinks({ secret: sessionSecret, apiBaseUrl: config.apiBaseUrl }),
+    apps,
+    // Signed by the offline keys, off with them.
+    manifests: createManifestSigner({
+      keys: config.licenseTokens ? keyRing : null,
+      issuer: config.licenseTokenIssuer,
+    }),
+  });
+  const feeds = createUpdaterFeeds({
+    db,
+    log,
+    distribution,
+    apiBaseUrl: config.apiBaseUrl,
+    // A `.sig` is a few hundred bytes of text beside the file it signs, in the same store.
+    signatureOf: (sha256) => readFile(blobs.pathOf(sha256), 'utf8'),
   });
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
@@ -272,6 +289,7 @@ export function createModules({
     releases,
     artifacts,
     distribution,
+    feeds,
     keyRing,
     verification,
     offlineActivation,

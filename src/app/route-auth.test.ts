@@ -233,6 +233,11 @@ const ROUTES: Record<string, Entry> = {
   'core GET /v1/releases/files/:artifactId/:filename': { kind: 'public' },
   'core OPTIONS /v1/releases/upgrade': { kind: 'public' },
   'core OPTIONS /v1/releases/download': { kind: 'public' },
+  // Updater feeds: the license key in the Authorization header is the credential, checked as the
+  // update check checks it (feeds.test.ts); their file addresses check it again.
+  'core GET /v1/releases/feeds/:appId/electron/:channelFile': { kind: 'public' },
+  'core GET /v1/releases/feeds/:appId/tauri/:target/:arch/:currentVersion': { kind: 'public' },
+  'core GET /v1/releases/feeds/:appId/files/:version/:filename': { kind: 'public' },
   // Offline activation names its license by the key inside the request; another seller's (or
   // another app's key) answers 404 (offline-activation.test.ts). The revocation list is public.
   'core POST /v1/licenses/offline-activations': { kind: 'own', body: { request: 'x' } },

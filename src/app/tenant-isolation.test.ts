@@ -30,7 +30,8 @@ import {
  * - public routes (the checkout host): credentials travel in the request (a payload sealed with
  *   the product's callback secret, an order's client secret, the callback secret itself), so they
  *   carry another seller's. 400 (the refused-link page, or bad_request), 401 (a secret that does
- *   not match), 403 or 404 may answer.
+ *   not match), 403 or 404 may answer. An updater feed takes a license key in its Authorization
+ *   header: the stranger sends their own.
  *
  * Checkout routes without a path parameter that take such a credential (the renewal charge, mirror
  * validation, the payment intent with a payload) are called the same way; they may answer a
@@ -123,6 +124,16 @@ function requestFor(op: Operation) {
   return { query: query ? `?${query}` : '', body };
 }
 
+/**
+ * Headers a public route takes its credential in (an updater feed's `Authorization: License
+ * <key>`): the stranger's own license key.
+ */
+function strangerHeaders(op: Operation): Record<string, string> {
+  const takesLicense =
+    op.auth === 'public' && op.headers.some((h) => h.name.toLowerCase() === 'authorization');
+  return takesLicense ? { authorization: `License ${stranger.secrets.licenseKey}` } : {};
+}
+
 function send(op: Operation, path: string, body: unknown, token?: string): Promise<HttpResponse> {
   const client = httpClient(op.host === 'core' ? server.service.coreUrl : server.service.payUrl);
   if (op.body?.mediaType === 'application/x-www-form-urlencoded') {
@@ -135,7 +146,11 @@ function send(op: Operation, path: string, body: unknown, token?: string): Promi
       timeoutMs: 10_000,
     });
   }
-  return client.request(op.method, path, body, { ...(token ? { token } : {}), timeoutMs: 10_000 });
+  return client.request(op.method, path, body, {
+    ...(token ? { token } : {}),
+    headers: strangerHeaders(op),
+    timeoutMs: 10_000,
+  });
 }
 
 /** What went wrong with one call, or nothing. */

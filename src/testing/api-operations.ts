@@ -15,6 +15,8 @@ export interface Operation {
   auth: 'public' | 'seller' | 'user' | 'admin';
   pathParams: Parameter[];
   query: Parameter[];
+  /** Request headers the route declares (an updater feed's Authorization, say). */
+  headers: Parameter[];
   body: { mediaType: string; schema: JsonSchema; required: boolean } | null;
   /** Media types each declared status answers with (`[]` for none). */
   responses: Record<string, string[]>;
@@ -61,6 +63,7 @@ export async function fetchOperations(server: TestServer): Promise<Operation[]> 
           auth: operation['x-auth'] ?? 'public',
           pathParams: parameters.filter((p) => p.in === 'path'),
           query: parameters.filter((p) => p.in === 'query'),
+          headers: parameters.filter((p) => p.in === 'header'),
           body:
             mediaType && content
               ? { mediaType, schema: content.schema, required: operation.requestBody?.required ?? false }

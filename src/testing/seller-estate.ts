@@ -45,6 +45,9 @@ export interface SellerEstate {
   buyerEmail: string;
 }
 
+/** The version of the estate's one release. */
+const ESTATE_RELEASE_VERSION = '1.0.0';
+
 export async function createSellerEstate(
   server: TestServer,
   options: { webhookUrl: string; marker?: string },
@@ -59,7 +62,7 @@ export async function createSellerEstate(
   const release = (
     await server.api.post(
       `/apps/${app.id}/releases`,
-      { version: '1.0.0', notes: `Notes ${marker}` },
+      { version: ESTATE_RELEASE_VERSION, notes: `Notes ${marker}` },
       { token },
     )
   ).expect(201).body;
@@ -259,9 +262,27 @@ const ID_OF_COLLECTION: Record<string, keyof SellerEstate['ids']> = {
   // A download link: /releases/files/:artifactId/:filename (the file name follows the id).
   files: 'artifactId',
   ':artifactId': 'artifactFilename',
+  // A buyer portal download: /portal/licenses/:licenseId/downloads/:artifactId.
+  downloads: 'artifactId',
+  // Updater feeds: /releases/feeds/:appId/…, their files /…/files/:version/:filename.
+  feeds: 'appId',
+  ':version': 'artifactFilename',
   brands: 'brandId',
   // A buyer portal sign-in link's token: no estate holds one, so any id stands for an unknown token.
   'sign-in': 'licenseId',
+};
+
+/**
+ * Path parameters that name no resource of the estate but what an updater of its app sends: a
+ * channel file, a target, an architecture, the version it runs, the version of the estate's
+ * release.
+ */
+const VALUE_OF_PARAMETER: Record<string, string> = {
+  channelFile: 'latest.yml',
+  target: 'linux',
+  arch: 'x86_64',
+  currentVersion: '0.0.1',
+  version: ESTATE_RELEASE_VERSION,
 };
 
 export function estateIdFor(
@@ -270,6 +291,8 @@ export function estateIdFor(
   param: string,
   ids: Partial<SellerEstate['ids']> = {},
 ): string {
+  const value = VALUE_OF_PARAMETER[param];
+  if (value !== undefined) return value;
   const segments = routeUrl.split('/');
   const at = segments.indexOf(`:${param}`);
   const collection = segments[at - 1] ?? '';

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { builtinModules } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +10,8 @@ import type { JsonWebKeySet } from './universal.js';
 
 /**
  * The root entry is for browsers too: bundled for the browser it reaches no Node built-in, and the
- * bundle checks a license token offline in Chromium with a stored key set.
+ * bundle checks a license token and a downloaded file's manifest offline in Chromium with a
+ * stored key set.
  */
 const entry = (name: string) => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
 const BUILTINS = new Set(builtinModules);
@@ -99,6 +101,7 @@ describe('the browser entry', () => {
         plan: 'pro',
         refused: 'wrong_audience',
         exports: [
+          'ArtifactVerificationError',
           'CheckoutClient',
           'LICENSE_FILE_USE',
           'LicenseFileError',
@@ -106,15 +109,65 @@ describe('the browser entry', () => {
           'LicenseTokenVerifier',
           'LicensingApiError',
           'LicensingClient',
+          'RELEASE_MANIFEST_USE',
           'REVOCATION_LIST_USE',
           'canonicalLicenseKey',
           'checkRevocations',
           'createOfflineActivationRequest',
           'fetchKeySet',
           'responseInfo',
+          'verifyArtifact',
           'verifyLicenseFile',
         ],
       });
+    });
+
+    test('checks a downloaded file against its signed manifest, and refuses a changed one', async () => {
+      const { code } = await bundleForBrowser(entry('universal'));
+      const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
+      const jwk = await exportJWK(publicKey);
+      const keySet: JsonWebKeySet = {
+        keys: [{ ...jwk, kty: 'RSA', kid: 'o1', alg: 'RS256', use: 'sig', purpose: 'offline' }],
+      };
+      const file = 'the bytes of PhotoTool 1.4.0';
+      const manifest = await new SignJWT({
+        token_use: 'service_release_manifest_v1',
+        app: 'app_1',
+        release: 'rel_1',
+        version: '1.4.0',
+        filename: 'PhotoTool-1.4.0.zip',
+        platform: null,
+        arch: null,
+        size: Buffer.byteLength(file),
+        sha256: createHash('sha256').update(file).digest('hex'),
+        sha512: createHash('sha512').update(file).digest('hex'),
+      })
+        .setProtectedHeader({ alg: 'RS256', kid: 'o1' })
+        .setIssuedAt()
+        .sign(privateKey);
+
+      const page = await browser.newPage();
+      await page.route('http://localhost/', (route) =>
+        route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>sdk</title>' }),
+      );
+      await page.goto('http://localhost/');
+      await page.addScriptTag({ content: code });
+      const outcome = await page.evaluate(
+        async ({ file, manifest, keySet }) => {
+          const sdk = (globalThis as unknown as { licensing: typeof import('./universal.js') }).licensing;
+          const options = { keySet, appId: 'app_1', version: '1.4.0' };
+          const checked = await sdk.verifyArtifact(new Blob([file]), manifest, options);
+          const changed = await sdk
+            .verifyArtifact(new TextEncoder().encode(file.replace('1.4.0', '1.4.1')), manifest, options)
+            .then(
+              () => 'accepted',
+              (error: { code?: string }) => error.code,
+            );
+          return { filename: checked.filename, changed };
+        },
+        { file, manifest, keySet },
+      );
+      assert.deepEqual(outcome, { filename: 'PhotoTool-1.4.0.zip', changed: 'digest_mismatch' });
     });
   });
 });

@@ -2,10 +2,12 @@ import { checkedKey, type RawBody, type RetryClass, type RetryOptions, requestJs
 import type {
   Artifact,
   ArtifactAddress,
+  AvailableUpdate,
   Release,
   ReleaseChannel,
   ReleaseInput,
   ReleaseUpdateInput,
+  UpdateCheckInput,
 } from './release-types.js';
 import type {
   ApiKey,
@@ -201,6 +203,14 @@ export class LicensingClient {
     this.repeatable<Introspection>('POST', '/licenses/introspect', { license_token: licenseToken });
   /** The app's signed revocation list, for checkRevocations; fetch it whenever the machine is online. */
   revocations = (appId: string) => this.get<RevocationList>('/licenses/revocations', { appId });
+  /**
+   * The update check: the newest release this license may have past `currentVersion`, with its
+   * files for the platform and architecture (links good for an hour, signed manifests for
+   * `verifyArtifact`); null when the client is up to date. The license is checked as verify
+   * checks it (the device bound while there is room); a refusal throws its code.
+   */
+  checkForUpdate = async (input: UpdateCheckInput): Promise<AvailableUpdate | null> =>
+    (await this.repeatable<AvailableUpdate | undefined>('POST', '/releases/upgrade', input)) ?? null;
   /** The key set address for offline checks. */
   get jwksUri(): string {
     return `${this.base}/licenses/jwks`;

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -13,10 +15,13 @@ import {
   startTestServer,
   type TestServer,
 } from '../../../src/testing/harness.js';
+import { publishRelease } from '../../../src/testing/releases.js';
 import { PGLITE_PASS_ONLY } from '../../../src/testing/store-pass.js';
 import { generateVectors } from '../../conformance/src/generate.js';
 import { VECTOR_KINDS, type Vector } from '../../conformance/src/vectors.js';
+import { verifyArtifact as verifyArtifactInMemory } from './artifact-manifest.js';
 import {
+  ArtifactVerificationError,
   type ClockState,
   checkRevocations,
   type JsonWebKeySet,
@@ -24,6 +29,7 @@ import {
   LicenseTokenError,
   LicenseTokenVerifier,
   type RevocationSnapshot,
+  verifyArtifact,
   verifyLicenseFile,
   verifyWebhook,
   WebhookVerificationError,
@@ -96,6 +102,26 @@ async function outcomeOf(vector: Vector): Promise<Outcome> {
         await checkRevocations(input.list ?? '', { keySet, appId, now, store, ...(clock ? { clock } : {}) });
         return {};
       }
+      case 'release_manifest': {
+        const { manifest, artifact } = vector.input as { manifest: string; artifact: string };
+        const options = {
+          keySet,
+          appId,
+          ...(vector.context.version !== undefined ? { version: vector.context.version } : {}),
+          ...(vector.context.filename !== undefined ? { filename: vector.context.filename } : {}),
+        };
+        const bytes = Buffer.from(artifact, 'base64');
+        // The root entry (WebCrypto, bytes held) and /server (node:crypto, a stream) must agree.
+        const [inMemory, streamed] = await Promise.allSettled([
+          verifyArtifactInMemory(new Blob([bytes]), manifest, options),
+          verifyArtifact(Readable.from([bytes.subarray(0, 7), bytes.subarray(7)]), manifest, options),
+        ]);
+        const codeOf = (settled: PromiseSettledResult<unknown>) =>
+          settled.status === 'fulfilled' ? 'valid' : (settled.reason as { code?: string }).code;
+        assert.equal(codeOf(inMemory), codeOf(streamed), 'both entries reach one verdict');
+        if (streamed.status === 'rejected') throw streamed.reason;
+        return { ...streamed.value };
+      }
       case 'webhook': {
         const { body, headers } = vector.input as { body: string; headers: Record<string, string> };
         return {
@@ -117,7 +143,8 @@ async function outcomeOf(vector: Vector): Promise<Outcome> {
     if (
       error instanceof LicenseTokenError ||
       error instanceof LicenseFileError ||
-      error instanceof WebhookVerificationError
+      error instanceof WebhookVerificationError ||
+      error instanceof ArtifactVerificationError
     ) {
       return { valid: false, error: error.code, ...(clock ? { clock } : {}) };
     }
@@ -164,6 +191,15 @@ describe('conformance vectors', () => {
       assert.ok(codes.has(code), code);
     }
     for (const code of ['token_expired', 'expired', 'revoked', 'clock_rollback', 'decryption_failed']) {
+      assert.ok(codes.has(code), code);
+    }
+    for (const code of [
+      'size_mismatch',
+      'digest_mismatch',
+      'wrong_app',
+      'wrong_version',
+      'invalid_manifest',
+    ]) {
       assert.ok(codes.has(code), code);
     }
   });
@@ -256,6 +292,15 @@ function pythonWith(modules: string): string | undefined {
   );
 }
 
+/** A published release of the seller's app with one Linux file, for the SDKs' update checks. */
+async function releaseForUpdates(server: TestServer, seller: SellerWithApp) {
+  await publishRelease(server, seller, '1.2.0', {
+    'live-1.2.0.tar.gz': { bytes: randomBytes(40_000), platform: 'linux' },
+  });
+  // Download links are built on the service's public address; the SDKs' tests reach the listener.
+  return { LICENSING_LIVE_PUBLIC_API: server.config.apiBaseUrl };
+}
+
 /** The SDK's verifications of the license are in its timeline with the version it was given. */
 async function sentItsVersion(server: TestServer, seller: SellerWithApp, licenseId: string, version: string) {
   await server.service.modules.timelineJournal.flush();
@@ -266,7 +311,7 @@ async function sentItsVersion(server: TestServer, seller: SellerWithApp, license
 }
 
 describe('the Python SDK online, against a real service', () => {
-  test('verify, validate-hardware, seat checkout and checkin, usage consume, the fetched key set and the service’s error codes', async (context) => {
+  test('verify, validate-hardware, seat checkout and checkin, usage consume, the fetched key set, an update checked against its manifest and the service’s error codes', async (context) => {
     const python3 = pythonWith('cryptography');
     if (python3 === undefined) {
       context.skip('python3 with its cryptography package is not installed (.ci/run installs both)');
@@ -279,6 +324,7 @@ describe('the Python SDK online, against a real service', () => {
       const floating = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
       const seat = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
       const usage = await issueLicense(server, seller, { maxUses: 5 });
+      const updates = await releaseForUpdates(server, seller);
       // Asynchronous: the service answers from this process while Python waits for it.
       const run = await promisify(execFile)(python3, ['-m', 'unittest', '-v', 'tests.test_live'], {
         cwd: PYTHON_PACKAGE(),
@@ -292,11 +338,12 @@ describe('the Python SDK online, against a real service', () => {
           LICENSING_LIVE_FLOATING_KEY: floating.key,
           LICENSING_LIVE_SEAT_KEY: seat.key,
           LICENSING_LIVE_USAGE_KEY: usage.key,
+          ...updates,
         },
       }).catch((error: { stdout: string; stderr: string }) =>
         assert.fail(`${error.stdout}\n${error.stderr}`),
       );
-      assert.match(run.stderr, /Ran 7 tests/);
+      assert.match(run.stderr, /Ran 8 tests/);
       assert.doesNotMatch(run.stderr, /skipped/);
       await sentItsVersion(server, seller, license.id, 'python-live/1.0');
     } finally {
@@ -306,7 +353,7 @@ describe('the Python SDK online, against a real service', () => {
 });
 
 describe('the Go SDK online, against a real service', () => {
-  test('verify, validate-hardware, seats with a heartbeat, usage consume, the revocation list, the device id and the service’s error codes', async (context) => {
+  test('verify, validate-hardware, seats with a heartbeat, usage consume, the revocation list, the device id, an update checked against its manifest and the service’s error codes', async (context) => {
     if (!goInstalled()) {
       context.skip('go is not installed (.ci/run installs golang-go)');
       return;
@@ -318,6 +365,7 @@ describe('the Go SDK online, against a real service', () => {
       const floating = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
       const seat = await issueLicense(server, seller, { floating: true, maxSeats: 1 });
       const usage = await issueLicense(server, seller, { maxUses: 3 });
+      const updates = await releaseForUpdates(server, seller);
       // Asynchronous: the service answers from this process while the Go tests wait for it.
       const run = await promisify(execFile)('go', ['test', '-count=1', '-v', '-run', '^TestLive', '.'], {
         cwd: GO_PACKAGE(),
@@ -332,11 +380,12 @@ describe('the Go SDK online, against a real service', () => {
           LICENSING_LIVE_USAGE_KEY: usage.key,
           // The device id the TypeScript SDK computes here: Go's must be the same.
           LICENSING_LIVE_FINGERPRINT: await machineFingerprint(seller.appId),
+          ...updates,
         },
       }).catch((error: { stdout: string; stderr: string }) =>
         assert.fail(`${error.stdout}\n${error.stderr}`),
       );
-      assert.equal(run.stdout.match(/^--- PASS: TestLive/gm)?.length, 9, run.stdout);
+      assert.equal(run.stdout.match(/^--- PASS: TestLive/gm)?.length, 10, run.stdout);
       assert.doesNotMatch(run.stdout, /--- SKIP/);
       await sentItsVersion(server, seller, license.id, 'go-live/1.0');
     } finally {

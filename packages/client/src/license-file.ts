@@ -319,7 +319,7 @@ function supersedes(next: RevocationSnapshot, held: RevocationSnapshot): boolean
  * rotating token key (or one leaked from an old backup) cannot sign a list this machine takes.
  * A set copied before the offline key existed has none, and its keys are taken as they are.
  */
-function offlineKeysOf(keySet: JsonWebKeySet): JsonWebKeySet {
+export function offlineKeysOf(keySet: JsonWebKeySet): JsonWebKeySet {
   if (!Array.isArray(keySet?.keys)) return keySet;
   const offline = keySet.keys.filter((key) => key.purpose === 'offline');
   return offline.length > 0 ? { keys: offline } : keySet;

@@ -84,6 +84,7 @@ before(async () => {
 after(() => (work ? rm(work, { recursive: true, force: true }) : undefined));
 
 const ROOT_EXPORTS = [
+  'ArtifactVerificationError',
   'CheckoutClient',
   'LICENSE_FILE_USE',
   'LicenseFileError',
@@ -91,12 +92,14 @@ const ROOT_EXPORTS = [
   'LicenseTokenVerifier',
   'LicensingApiError',
   'LicensingClient',
+  'RELEASE_MANIFEST_USE',
   'REVOCATION_LIST_USE',
   'canonicalLicenseKey',
   'checkRevocations',
   'createOfflineActivationRequest',
   'fetchKeySet',
   'responseInfo',
+  'verifyArtifact',
   'verifyLicenseFile',
 ];
 const SERVER_EXPORTS = [

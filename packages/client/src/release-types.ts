@@ -56,3 +56,46 @@ export interface ArtifactAddress {
   platform?: string;
   arch?: string;
 }
+
+/** `checkForUpdate`: what the client runs, and what it can install. */
+export interface UpdateCheckInput {
+  appId: string;
+  key: string;
+  /** The device, as verify takes it: required when the license binds devices. */
+  hwuid?: string;
+  /** The version the client runs (semantic versioning). */
+  currentVersion: string;
+  /** The channel it follows (default stable); it also receives every more stable one. */
+  channel?: ReleaseChannel;
+  /** Only releases with a file for this platform and architecture (or for every one). */
+  platform?: string;
+  arch?: string;
+}
+
+/** A file of an offered release, with an hour-long link to its bytes and its signed manifest. */
+export interface ReleaseFile {
+  filename: string;
+  platform: string | null;
+  arch: string | null;
+  filetype: string;
+  size: number;
+  /** Hex digests, as the service computed them on upload. */
+  sha256: string;
+  sha512: string;
+  downloadUrl: string;
+  downloadUrlExpiresAt: string;
+  /** The signed manifest (compact JWS) for `verifyArtifact`; null when the service signs nothing. */
+  manifest: string | null;
+}
+
+/** `POST /releases/upgrade`: the newest release the license may have, and its files. */
+export interface AvailableUpdate {
+  release: {
+    id: string;
+    version: string;
+    channel: ReleaseChannel;
+    notes: string;
+    publishedAt: string;
+  };
+  artifacts: ReleaseFile[];
+}

@@ -3,6 +3,15 @@
  * alike), so nothing here imports a Node built-in (browser-entry.test.ts bundles it for the browser
  * to hold that). The helpers that take a seller's secret are on `@licensing/client/server`.
  */
+export {
+  type ArtifactBytes,
+  ArtifactVerificationError,
+  type ArtifactVerificationErrorCode,
+  RELEASE_MANIFEST_USE,
+  type ReleaseManifest,
+  type VerifyArtifactOptions,
+  verifyArtifact,
+} from './artifact-manifest.js';
 export { CheckoutClient, type CheckoutClientOptions } from './checkout-client.js';
 export {
   type CreateOptions,

@@ -2,14 +2,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../../../src/testing/harness.js';
 import { testClock } from '../../../src/testing/test-clock.js';
-import { licenseFileVectors, revocationListVectors, tokenVectors, webhookVectors } from './cases.js';
+import {
+  licenseFileVectors,
+  manifestVectors,
+  revocationListVectors,
+  tokenVectors,
+  webhookVectors,
+} from './cases.js';
 import { deliverWebhook, issueForApp } from './issued.js';
 import { type Vector, writeVectors } from './vectors.js';
 
 /**
  * Writes the conformance vectors from a real service: a test server whose clock stands at
  * CONFORMANCE_EPOCH, so issue times (and every `now` derived from them) are the same on each run;
- * the keys are the server's own, new each run.
+ * the keys are the server's own, new each run. Artifacts go to the default ARTIFACT_DIR (a folder
+ * under the system's temporary folder, named by content).
  *
  *   npx tsx packages/conformance/src/generate.ts [dir]     (default packages/conformance/vectors)
  */
@@ -24,6 +31,7 @@ export async function vectorsFrom(server: TestServer): Promise<Vector[]> {
       ...(await tokenVectors(issued, 'seat_token')),
       ...licenseFileVectors(issued),
       ...revocationListVectors(issued),
+      ...(await manifestVectors(issued)),
     );
   }
   vectors.push(...webhookVectors(await deliverWebhook(server)));

@@ -8,6 +8,7 @@ import {
   uniqueSuffix,
 } from '../../../src/testing/harness.js';
 import { startReceiver } from '../../../src/testing/receiver.js';
+import { publishRelease } from '../../../src/testing/releases.js';
 import { createOfflineActivationRequest } from '../../client/src/license-file.js';
 import { claimsOf, headerOf } from './tampering.js';
 import type { JsonWebKeySet } from './vectors.js';
@@ -34,6 +35,14 @@ export interface Issued {
   revokedIds: string[];
   /** A license token re-signed by the service's own token key with other claims. */
   resigned(change: Record<string, unknown>, drop?: string[]): Promise<string>;
+  /** From POST /releases/upgrade: a published file's signed manifest, and the file's bytes. */
+  manifest: { manifest: string; bytes: Buffer; version: string; filename: string };
+  /** The manifest's claims changed and signed again by the service's key `use` signs with. */
+  resignedManifest(
+    use: 'offline' | 'token',
+    change: Record<string, unknown>,
+    drop?: string[],
+  ): Promise<string>;
 }
 
 export interface Delivery {
@@ -93,7 +102,30 @@ export async function issueForApp(server: TestServer, algorithm: 'RS256' | 'EdDS
   await revoke(second.id);
   const newer = await list();
 
+  // A small file, so the vectors carry its bytes.
+  const bytes = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7 + 3) % 256));
+  await publishRelease(server, owner, '1.2.0', { 'conformance-1.2.0.zip': { bytes, platform: 'linux' } });
+  const upgrade = await post('/releases/upgrade', {
+    appId: app.id,
+    key: license.key,
+    hwuid: 'device-a',
+    currentVersion: '1.0.0',
+  });
+  const manifest = {
+    manifest: upgrade.artifacts[0].manifest as string,
+    bytes,
+    version: upgrade.release.version as string,
+    filename: upgrade.artifacts[0].filename as string,
+  };
+
   const keySet = (await server.api.get('/licenses/jwks')).expect(200).body as JsonWebKeySet;
+  const resign = async (jws: string, kid: string, change: Record<string, unknown>, drop: string[]) => {
+    const claims: Record<string, unknown> = { ...claimsOf(jws), ...change };
+    for (const name of drop) delete claims[name];
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: headerOf(jws).alg, kid })
+      .sign(await storedSigningKey(server, kid));
+  };
   return {
     algorithm,
     appId: app.id,
@@ -109,13 +141,15 @@ export async function issueForApp(server: TestServer, algorithm: 'RS256' | 'EdDS
     checkInFile,
     revocationLists: { older, newer },
     revokedIds: [first.id, second.id],
-    resigned: async (change, drop = []) => {
-      const { alg, kid } = headerOf(licenseToken);
-      const claims: Record<string, unknown> = { ...claimsOf(licenseToken), ...change };
-      for (const name of drop) delete claims[name];
-      const key = await storedSigningKey(server, kid);
-      return new SignJWT(claims).setProtectedHeader({ alg, kid }).sign(key);
-    },
+    resigned: (change, drop = []) => resign(licenseToken, headerOf(licenseToken).kid, change, drop),
+    manifest,
+    resignedManifest: (use, change, drop = []) =>
+      resign(
+        manifest.manifest,
+        headerOf(use === 'offline' ? manifest.manifest : licenseToken).kid,
+        change,
+        drop,
+      ),
   };
 }
 

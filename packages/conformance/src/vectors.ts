@@ -6,7 +6,13 @@ import path from 'node:path';
  * authors). Times: `now` is Unix seconds; a clock-guard state is kept in milliseconds, as the
  * SDKs store it (`{ lastSeen, vouchedAt? }`).
  */
-export type VectorKind = 'license_token' | 'seat_token' | 'license_file' | 'revocation_list' | 'webhook';
+export type VectorKind =
+  | 'license_token'
+  | 'seat_token'
+  | 'license_file'
+  | 'revocation_list'
+  | 'webhook'
+  | 'release_manifest';
 
 export interface ClockState {
   lastSeen: number;
@@ -29,12 +35,16 @@ export interface Vector {
   kind: VectorKind;
   /** The algorithm of the app that issued the input; absent for webhooks. */
   algorithm?: 'RS256' | 'EdDSA';
-  /** What the client is handed: a token, a file, a list, or a webhook's raw body and headers. */
+  /**
+   * What the client is handed: a token, a file, a list, a webhook's raw body and headers, or a
+   * release manifest and the downloaded file's bytes (base64).
+   */
   input:
     | { token: string }
     | { file: string }
     | { list: string }
-    | { body: string; headers: Record<string, string> };
+    | { body: string; headers: Record<string, string> }
+    | { manifest: string; artifact: string };
   /** What it checks against: the key set (tokens, files, lists) or the endpoint's secret (webhooks). */
   keys: { jwks: JsonWebKeySet } | { secret: string };
   context: {
@@ -47,6 +57,9 @@ export interface Vector {
     clock?: ClockState;
     /** License files: the revocations in force. Revocation lists: the list held before. */
     revocations?: RevocationSnapshot;
+    /** Release manifests: the version and file name the client expects (not compared when absent). */
+    version?: string;
+    filename?: string;
   };
   expect: Verdict;
 }
@@ -77,6 +90,7 @@ export const VECTOR_KINDS: readonly VectorKind[] = [
   'license_file',
   'revocation_list',
   'webhook',
+  'release_manifest',
 ];
 
 /** One file per kind, `<kind>.json`: `{ "format": 1, "kind", "vectors": [...] }`. */

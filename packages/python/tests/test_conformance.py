@@ -4,6 +4,8 @@ service wrote them to), else from ../conformance/vectors when generated there.""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import sys
@@ -21,11 +23,12 @@ from licensing_client import (  # noqa: E402
     MemoryStore,
     RevocationSnapshot,
     check_revocations,
+    verify_artifact,
     verify_license_file,
     verify_webhook,
 )
 
-KINDS = ("license_token", "seat_token", "license_file", "revocation_list", "webhook")
+KINDS = ("license_token", "seat_token", "license_file", "revocation_list", "webhook", "release_manifest")
 
 
 def vector_dir() -> Optional[Path]:
@@ -95,6 +98,16 @@ def check(
         store.value = RevocationSnapshot.from_json(held) if held else None
         check_revocations(given["list"], key_set=keys["jwks"], app_id=context["appId"], store=store, clock=clock, now=lambda: now)
         return {}
+    if kind == "release_manifest":
+        # A file object read in chunks, as a downloaded file is checked.
+        return verify_artifact(
+            io.BytesIO(base64.b64decode(given["artifact"])),
+            given["manifest"],
+            key_set=keys["jwks"],
+            app_id=context["appId"],
+            version=context.get("version"),
+            filename=context.get("filename"),
+        )
     headers = given["headers"]
     return verify_webhook(
         secret=keys["secret"],

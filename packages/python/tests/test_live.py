@@ -6,18 +6,21 @@ from __future__ import annotations
 import os
 import sys
 import unittest
+import urllib.request
 from pathlib import Path
 from typing import Any, Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from licensing_client import (  # noqa: E402
+    ArtifactVerificationError,
     LicenseTokenError,
     LicenseTokenVerifier,
     LicensingApiError,
     LicensingClient,
     LicensingError,
     machine_fingerprint,
+    verify_artifact,
 )
 
 URL = os.environ.get("LICENSING_LIVE_URL")
@@ -74,6 +77,34 @@ class LiveTest(unittest.TestCase):
                     pass
             self.assertEqual(refused.exception.code, "no_seat_available")
         self.assertTrue(self.client.checkout(key, "another-device", self.app_id)["valid"], "given back on exit")
+
+    def test_an_update_is_offered_and_the_downloaded_file_checks_against_its_manifest(self) -> None:
+        update = self.client.check_for_update(self.key, self.app_id, "1.0.0", self.hwuid, platform="linux")
+        assert update is not None
+        version = update["release"]["version"]
+        file = update["artifacts"][0]
+        # The link is built on the service's public address; the test service listens elsewhere.
+        url = file["downloadUrl"].replace(os.environ["LICENSING_LIVE_PUBLIC_API"], self.client.base, 1)
+        with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310
+            manifest = verify_artifact(
+                response,
+                file["manifest"],
+                app_id=self.app_id,
+                jwks_uri=self.client.jwks_uri,
+                version=version,
+                filename=file["filename"],
+            )
+        self.assertEqual((manifest["sha256"], manifest["size"]), (file["sha256"], file["size"]))
+        with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310
+            changed = bytearray(response.read())
+        changed[0] ^= 1
+        with self.assertRaises(ArtifactVerificationError) as refused:
+            verify_artifact(bytes(changed), file["manifest"], app_id=self.app_id, jwks_uri=self.client.jwks_uri)
+        self.assertEqual(refused.exception.code, "digest_mismatch")
+        self.assertIsNone(self.client.check_for_update(self.key, self.app_id, version, self.hwuid, platform="linux"))
+        with self.assertRaises(LicensingApiError) as invalid:
+            self.client.check_for_update(self.key, self.app_id, "latest", self.hwuid)
+        self.assertEqual((invalid.exception.status, invalid.exception.code), (400, "validation_failed"))
 
     def test_a_refused_request_raises_the_service_code(self) -> None:
         with self.assertRaises(LicensingApiError) as refused:

@@ -4,6 +4,7 @@ export {
   createKeyRing,
   DEFAULT_SIGNING_ALGORITHM,
   type KeyListing,
+  type KeyRing,
   type KeyState,
   SIGNING_ALGORITHMS,
 } from './key-ring.js';

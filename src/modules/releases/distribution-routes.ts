@@ -24,7 +24,7 @@ function clientCallOf(request: FastifyRequest): ClientCall {
 }
 
 /** The license refusals these routes answer with, by the verification's codes. */
-const LICENSE_REFUSALS = {
+export const LICENSE_REFUSALS = {
   hwuid_required: 'the license binds devices and no hwuid was sent',
   device_not_bound: 'the device is not one the license has bound',
   device_limit_reached: 'a new device, and every device place of the license is taken',

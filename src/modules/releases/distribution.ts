@@ -9,6 +9,7 @@ import type {
 import { AppError, type ErrorCode, invalidField, notFound } from '../../platform/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
+import type { AppService } from '../apps/index.js';
 import {
   effectiveFeatures,
   effectiveStatus,
@@ -20,6 +21,7 @@ import {
 import type { ClientCall } from '../timeline/index.js';
 import type { ArtifactStore } from './artifact-store.js';
 import type { DownloadLinks } from './download-links.js';
+import type { ManifestSigner } from './manifests.js';
 import { RELEASE_CHANNELS } from './schemas.js';
 import * as store from './store.js';
 import { parseVersion } from './version-order.js';
@@ -113,6 +115,8 @@ export function createDistribution({
   verification,
   blobs,
   links,
+  apps,
+  manifests,
 }: {
   db: Db;
   clock: Clock;
@@ -120,6 +124,8 @@ export function createDistribution({
   verification: Pick<Verification, 'verify'>;
   blobs: Pick<ArtifactStore, 'pathOf'>;
   links: DownloadLinks;
+  apps: Pick<AppService, 'findAnyApp'>;
+  manifests: ManifestSigner;
 }) {
   /** The license's grant, or the verification's refusal as an error carrying its code. */
   async function licensed(client: LicensedClient, call: ClientCall | undefined): Promise<Grant> {
@@ -143,7 +149,7 @@ export function createDistribution({
     };
   }
 
-  function offered(artifact: ReleaseArtifactRow, now: Date) {
+  function offered(artifact: ReleaseArtifactRow, now: Date, manifest: string | null) {
     const link = links.link(artifact, now);
     return {
       filename: artifact.filename,
@@ -155,7 +161,15 @@ export function createDistribution({
       sha512: artifact.sha512,
       downloadUrl: link.url,
       downloadUrlExpiresAt: iso(link.expiresAt),
+      manifest,
     };
+  }
+
+  /** The signed manifests of a release's artifacts, in the app's algorithm. */
+  async function manifestsOf(release: ReleaseRow, artifacts: ReleaseArtifactRow[]) {
+    const app = await apps.findAnyApp(release.app_id);
+    if (!app) return artifacts.map(() => null);
+    return Promise.all(artifacts.map((artifact) => manifests.sign(app.token_algorithm, release, artifact)));
   }
 
   const suits = (client: LicensedClient) => (artifact: ReleaseArtifactRow) =>
@@ -209,6 +223,7 @@ export function createDistribution({
       if (!release?.published_at) return null;
       const now = clock.now();
       const artifacts = (await store.listArtifacts(db, release.id)).filter(suits(input));
+      const signed = await manifestsOf(release, artifacts);
       log.info({ appId: input.appId, releaseId: release.id }, 'release.upgrade.offered');
       return {
         release: {
@@ -218,7 +233,7 @@ export function createDistribution({
           notes: release.notes,
           publishedAt: iso(release.published_at),
         },
-        artifacts: artifacts.map((artifact) => offered(artifact, now)),
+        artifacts: artifacts.map((artifact, i) => offered(artifact, now, signed[i] ?? null)),
       };
     },
 
@@ -237,8 +252,12 @@ export function createDistribution({
         arch: input.arch ?? '',
       });
       if (!artifact) throw notFound('Artifact');
-      return offered(artifact, clock.now());
+      const [manifest] = await manifestsOf(release, [artifact]);
+      return offered(artifact, clock.now(), manifest ?? null);
     },
+
+    /** The license check of the update check, for the updater feeds (feeds.ts). */
+    grant: licensed,
 
     /**
      * Which published releases a held license may have, as its holder's page shows them: for each
@@ -322,7 +341,8 @@ export function createDistribution({
       const refused = releaseRule(release, grant);
       if (refused) throw refused;
       log.info({ licenseId: license.id, artifactId }, 'release.holder.link');
-      return offered(artifact, clock.now());
+      // A buyer's browser follows the link: no program checks a manifest, so none is signed.
+      return offered(artifact, clock.now(), null);
     },
 
     /**

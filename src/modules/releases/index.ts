@@ -10,5 +10,8 @@ export {
 } from './distribution.js';
 export { registerDistributionRoutes } from './distribution-routes.js';
 export { createDownloadLinks } from './download-links.js';
+export { registerFeedRoutes } from './feed-routes.js';
+export { createUpdaterFeeds, type UpdaterFeeds } from './feeds.js';
+export { createManifestSigner, RELEASE_MANIFEST_USE } from './manifests.js';
 export { registerReleaseRoutes } from './routes.js';
 export { createReleaseService, type ReleaseService, toRelease } from './service.js';

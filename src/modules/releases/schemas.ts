@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 import { FeatureList } from '../products/schemas.js';
+import { AppVersionHeader } from '../timeline/index.js';
 
 export const RELEASE_CHANNELS = ['stable', 'rc', 'beta', 'alpha', 'dev'] as const;
 export const RELEASE_STATUSES = ['draft', 'published', 'yanked'] as const;
@@ -170,6 +171,12 @@ export const DownloadableArtifact = Type.Object({
     description: 'The bytes, with range requests; works for an hour without further credentials',
   }),
   downloadUrlExpiresAt: Timestamp,
+  manifest: Nullable(
+    Type.String({
+      description:
+        'The signed manifest of the file (compact JWS, token_use service_release_manifest_v1): app, release, version, filename, platform, arch, size, sha256 and sha512, signed by the offline key of the app’s algorithm (GET /licenses/jwks). Check the downloaded bytes against it; null when the service signs nothing (LICENSE_TOKENS=off)',
+    }),
+  ),
 });
 
 export const Upgrade = Type.Object({
@@ -207,6 +214,126 @@ export const FileQuery = Type.Object(
   {
     expires: Type.Integer({ minimum: 0, description: 'When the link stops working (Unix seconds)' }),
     signature: Type.String({ minLength: 1, maxLength: 100 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * How an updater presents the license: headers, which electron-updater (`requestHeaders`) and
+ * Tauri's updater (`headers`) send with the feed and with each file, and which stay out of
+ * logged addresses.
+ */
+export const FeedHeaders = Type.Object({
+  authorization: Type.String({
+    maxLength: 120,
+    pattern: '^[Ll][Ii][Cc][Ee][Nn][Ss][Ee] +[^\\s]{1,100}$',
+    description: 'License <license key>',
+    errorMessage: 'must be License followed by the license key',
+  }),
+  'x-device-id': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'The device’s hwuid, as verify takes it: required when the license binds devices',
+      errorMessage: 'must be the device’s hwuid, 1 to 200 characters',
+    }),
+  ),
+  ...AppVersionHeader.properties,
+});
+
+const FeedChannel = Type.Enum(RELEASE_CHANNELS, {
+  description:
+    'The channel the updater follows (it also receives every more stable one); stable when omitted',
+  errorMessage: 'must be one of stable, rc, beta, alpha, dev',
+});
+
+export const ElectronFeedParams = Type.Object(
+  {
+    appId: Uuid,
+    channelFile: Type.String({
+      maxLength: 64,
+      pattern: '^(latest|stable|rc|beta|alpha|dev)(-mac|-linux(-[a-z0-9_]{1,32})?)?\\.yml$',
+      description:
+        'The channel file electron-updater asks for: latest.yml (Windows), latest-mac.yml, latest-linux.yml, latest-linux-arm64.yml…; beta.yml, beta-mac.yml… for a channel (latest is stable)',
+      errorMessage: 'must be a channel file, like latest.yml, latest-mac.yml or beta-linux-arm64.yml',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ElectronFeedQuery = Type.Object(
+  {
+    noCache: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description:
+          'electron-updater’s cache buster (sent when its request headers hold no Authorization); ignored: feeds are never cached',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TauriFeedParams = Type.Object(
+  {
+    appId: Uuid,
+    target: Type.Enum(['linux', 'windows', 'darwin'], {
+      description: 'Tauri’s {{target}}: the operating system',
+      errorMessage: 'must be one of linux, windows, darwin',
+    }),
+    arch: Type.String({
+      pattern: '^[a-z0-9_]{1,32}$',
+      description: 'Tauri’s {{arch}}: x86_64, aarch64, i686, armv7',
+      errorMessage: 'must be an architecture, like x86_64 or aarch64',
+    }),
+    currentVersion: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'Tauri’s {{current_version}}: the version the app runs',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const TauriFeedQuery = Type.Object(
+  {
+    channel: Type.Optional(FeedChannel),
+    bundleType: Type.Optional(
+      Type.String({
+        pattern: '^[a-z]{1,16}$',
+        description:
+          'Tauri’s {{bundle_type}} (plugin 2.10 and later): nsis, msi, appimage, deb, rpm or app, to offer the file that installation updates from; unknown or omitted: the target’s usual updater file',
+        errorMessage: 'must be a bundle type, like nsis or appimage',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TauriUpdate = Type.Object(
+  {
+    version: Type.String(),
+    notes: Type.String(),
+    pub_date: Timestamp,
+    url: Type.String({ description: 'The file, through the feed: the license is checked again' }),
+    signature: Type.String({ description: 'The content of the `.sig` uploaded beside the file' }),
+  },
+  { description: 'Tauri’s dynamic update format' },
+);
+
+export const FeedFileParams = Type.Object(
+  {
+    appId: Uuid,
+    version: Type.String({ minLength: 1, maxLength: 128, description: 'The release’s version' }),
+    filename: Type.String({ minLength: 1, maxLength: 255 }),
+  },
+  { additionalProperties: false },
+);
+
+export const FeedFileQuery = Type.Object(
+  {
+    platform: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+    arch: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,4 @@
-import { type Insertable, sql } from 'kysely';
+import { type ExpressionBuilder, type Insertable, sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import type {
   ReleaseArtifactRow,
@@ -6,6 +6,7 @@ import type {
   ReleaseChannel,
   ReleaseRow,
   ReleaseStatus,
+  Schema,
 } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/schemas.js';
 
@@ -284,4 +285,73 @@ export function artifactsOfReleases(
     .orderBy('platform')
     .orderBy('arch')
     .execute();
+}
+
+/** What an updater feed asks for: the newest release with a file the updater can install. */
+export interface FeedSearch extends Omit<UpgradeSearch, 'platform' | 'arch'> {
+  /** The names the platform goes by; a file naming none suits every platform. */
+  platforms: readonly string[];
+  /** The names the architecture goes by (a file naming none suits every one); null: any. */
+  arches: readonly string[] | null;
+  /** Lower-case endings of the file names the updater installs (`.exe`, `.app.tar.gz`). */
+  suffixes: readonly string[];
+  /** Only a file with its `<name>.sig` beside it in the release, of at most this many bytes; null: any file. */
+  signedWithin: number | null;
+}
+
+/** Whether artifact `a` is a file `search` asks for (SQL). */
+function isFeedFile(search: FeedSearch) {
+  return (eb: ExpressionBuilder<Schema & { a: ReleaseArtifactsTable }, 'a'>) =>
+    eb.and([
+      eb('a.platform', 'in', [...search.platforms, '']),
+      search.arches === null ? eb.val(true) : eb('a.arch', 'in', [...search.arches, '']),
+      eb.or(search.suffixes.map((suffix) => eb(sql<string>`lower(a.filename)`, 'like', `%${suffix}`))),
+      search.signedWithin === null
+        ? eb.val(true)
+        : eb.exists(
+            eb
+              .selectFrom('release_artifacts as s')
+              .select('s.id')
+              .whereRef('s.release_id', '=', 'a.release_id')
+              .where('s.filename', '=', sql<string>`a.filename || '.sig'`)
+              .where('s.size', '<=', search.signedWithin),
+          ),
+    ]);
+}
+
+/** The newest published release matching `search` that has a file it asks for; undefined when none. */
+export function newestFeedRelease(executor: Executor, search: FeedSearch): Promise<ReleaseRow | undefined> {
+  let query = executor
+    .selectFrom('releases as r')
+    .selectAll('r')
+    .where('r.app_id', '=', search.appId)
+    .where('r.status', '=', 'published')
+    .where('r.version_order', '>', search.after)
+    .where('r.channel', 'in', search.channels)
+    .where(sql<boolean>`r.required_features <@ ${sql.val(search.features)}::text[]`)
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('release_artifacts as a')
+          .select('a.id')
+          .whereRef('a.release_id', '=', 'r.id')
+          .where(isFeedFile(search)),
+      ),
+    );
+  if (search.publishedBy) query = query.where('r.published_at', '<=', search.publishedBy);
+  return query.orderBy('r.version_order', 'desc').limit(1).executeTakeFirst();
+}
+
+/** The files of a release `search` asks for, and every artifact of the release (for the `.sig` files). */
+export async function feedFiles(executor: Executor, releaseId: string, search: FeedSearch) {
+  const [files, all] = await Promise.all([
+    executor
+      .selectFrom('release_artifacts as a')
+      .selectAll('a')
+      .where('a.release_id', '=', releaseId)
+      .where(isFeedFile(search))
+      .orderBy('a.filename')
+      .execute(),
+    listArtifacts(executor, releaseId),
+  ]);
+  return { files, all };
 }

@@ -1,9 +1,12 @@
 """Client for the licensing service: license tokens, license files and revocation lists checked
-offline, the clock-rollback guard, and webhook signature checks. Errors carry the service's codes."""
+offline, the clock-rollback guard, webhook signature checks, the update check and release files
+checked against their signed manifests. Errors carry the service's codes."""
 
+from .artifacts import RELEASE_MANIFEST_USE, verify_artifact
 from .client import LicensingClient
 from .clock import ClockState, MemoryStore, StateStore
 from .errors import (
+    ArtifactVerificationError,
     LicenseFileError,
     LicenseTokenError,
     LicensingApiError,
@@ -28,8 +31,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LICENSE_FILE_USE",
+    "RELEASE_MANIFEST_USE",
     "REVOCATION_LIST_USE",
     "TOKEN_USE",
+    "ArtifactVerificationError",
     "ClockState",
     "LicenseFileError",
     "LicenseTokenError",
@@ -48,6 +53,7 @@ __all__ = [
     "fetch_key_set",
     "fingerprint_of",
     "machine_fingerprint",
+    "verify_artifact",
     "verify_license_file",
     "verify_webhook",
     "verify_webhook_request",

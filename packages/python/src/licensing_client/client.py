@@ -1,5 +1,5 @@
 """The online calls client software makes, through the standard library's urllib: verify,
-validate-hardware, seat checkout (the heartbeat), checkin and usage consume. Every non-2xx answer becomes a
+validate-hardware, seat checkout (the heartbeat), checkin, usage consume and the update check. Every non-2xx answer becomes a
 LicensingApiError read from the service's error body ``{"error": {code, message, details,
 requestId}}``; no answer at all is status 0, code ``network_error``."""
 
@@ -11,7 +11,7 @@ import time
 import uuid
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from .errors import LicensingApiError
 from .seat import SeatLease
@@ -90,6 +90,33 @@ class LicensingClient:
         body["amount"] = amount
         return self._post("/licenses/usage", body, idempotency_key or str(uuid.uuid4()))
 
+    def check_for_update(
+        self,
+        key: str,
+        app_id: str,
+        current_version: str,
+        hwuid: Optional[str] = None,
+        *,
+        channel: Optional[str] = None,
+        platform: Optional[str] = None,
+        arch: Optional[str] = None,
+    ) -> Optional[JsonObject]:
+        """POST /releases/upgrade: the newest release this license may have past
+        ``current_version`` on ``channel`` (default stable) or a more stable one, as ``release``
+        and its ``artifacts`` for the platform and architecture (each with an hour-long
+        ``downloadUrl`` and its signed ``manifest`` for verify_artifact); None when up to date.
+        The license is checked as verify checks it; a refusal raises LicensingApiError with its
+        code (license_expired, channel_not_granted, device_limit_reached…)."""
+        if not isinstance(current_version, str) or not current_version:
+            raise TypeError("current_version: must be the version this software runs, e.g. 1.4.0")
+        body = _body(key, app_id, hwuid, {})
+        body["currentVersion"] = current_version
+        for name, value in (("channel", channel), ("platform", platform), ("arch", arch)):
+            if value is not None:
+                body[name] = value
+        status, raw = self._send("/releases/upgrade", body)
+        return None if status == 204 else _json_object(raw, status)
+
     def seat(self, key: str, hwuid: str, app_id: str, interval_seconds: Optional[float] = None) -> SeatLease:
         """A seat for a ``with`` block: checked out, renewed in the background, given back on exit."""
         return SeatLease(self, key, hwuid, app_id, interval_seconds)
@@ -103,6 +130,10 @@ class LicensingClient:
         return self._post(path, body)
 
     def _post(self, path: str, body: JsonObject, idempotency_key: Optional[str] = None) -> JsonObject:
+        status, raw = self._send(path, body, idempotency_key)
+        return _json_object(raw, status)
+
+    def _send(self, path: str, body: JsonObject, idempotency_key: Optional[str] = None) -> Tuple[int, bytes]:
         data = json.dumps(body).encode("utf-8")
         headers = {"accept": "application/json", "content-type": "application/json"}
         if idempotency_key is not None:
@@ -115,7 +146,7 @@ class LicensingClient:
             request = urllib.request.Request(self.base + path, data=data, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
-                    return _json_object(response.read(), response.status)
+                    return response.status, response.read()
             except urllib.error.HTTPError as error:
                 text = error.read()
                 if error.code in _RETRIED_STATUSES and attempt <= self.retries:

@@ -30,6 +30,12 @@ class LicenseFileError(LicensingError):
     ``check_in_overdue``, ``revoked``."""
 
 
+class ArtifactVerificationError(LicensingError):
+    """A downloaded file (or its manifest) that must not be trusted. Codes: ``invalid_manifest``,
+    ``invalid_signature``, ``wrong_token_use``, ``wrong_app``, ``wrong_version``, ``wrong_file``,
+    ``size_mismatch``, ``digest_mismatch``, ``key_set_unavailable``."""
+
+
 class WebhookVerificationError(LicensingError):
     """A webhook delivery that must be answered 401. Codes: ``bad_signature``,
     ``stale_timestamp``, ``malformed``."""

@@ -68,7 +68,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'api-keys': 'Keys a seller’s backend authenticates with, one app each.',
   products: 'What a seller sells: price, billing and checkout settings.',
   licenses: 'License keys, devices, verification and signed license tokens.',
-  releases: 'Versions of the seller’s software on channels: drafts, publishing and yanking.',
+  releases:
+    'Versions of the seller’s software on channels: drafts, publishing and yanking; artifacts; the update check and download links for client software, with signed manifests; feeds for electron-updater and Tauri’s updater.',
   webhooks: 'Outbound webhook endpoints and their delivery logs.',
   events: 'What your webhook endpoints receive: one delivery per event, in the document’s `webhooks`.',
   payments: 'Card payments on the core address (the partner’s name is in the path).',
