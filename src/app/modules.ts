@@ -27,10 +27,11 @@ import type { StripePartner } from '../modules/payments/stripe-partner.js';
 import { createPortalService } from '../modules/portal/index.js';
 import { createProductService } from '../modules/products/index.js';
 import {
+  type ArtifactStore,
   createArtifactService,
+  createBlobPurge,
   createDistribution,
   createDownloadLinks,
-  createLocalArtifactStore,
   createReleaseService,
 } from '../modules/releases/index.js';
 import {
@@ -67,6 +68,8 @@ export interface ModuleDeps {
    * no caller falls back to the sandbox by forgetting it; openModules loads the SDK only then.
    */
   stripe: StripePartner | null;
+  /** Where artifacts' bytes are kept (a folder, or S3: openModules loads its SDK only then). */
+  artifactStore: ArtifactStore;
 }
 
 /** Builds every domain service once; both hosts mount routes over these same instances. */
@@ -80,6 +83,7 @@ export function createModules({
   idempotencySecrets,
   metrics = METRICS_OFF,
   stripe,
+  artifactStore: blobs,
 }: ModuleDeps) {
   const { db } = database;
   // Connects on the first listen, so one-shot commands (admin create) open no listener.
@@ -119,7 +123,7 @@ export function createModules({
   });
   const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
   const releases = createReleaseService({ db, clock, log, apps });
-  const blobs = createLocalArtifactStore(config.artifactDir);
+  const artifactPurge = createBlobPurge({ db, clock, log, blobs });
   const artifacts = createArtifactService({
     db,
     clock,
@@ -270,6 +274,7 @@ export function createModules({
     licenses,
     releases,
     artifacts,
+    artifactPurge,
     distribution,
     keyRing,
     verification,

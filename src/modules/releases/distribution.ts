@@ -7,7 +7,7 @@ import type { Log } from '../../platform/log.js';
 import type { Verification } from '../licenses/index.js';
 import type { ClientCall } from '../timeline/index.js';
 import type { ArtifactStore } from './artifact-store.js';
-import type { DownloadLinks } from './download-links.js';
+import { type DownloadLinks, MIN_REDIRECT_SECONDS } from './download-links.js';
 import { RELEASE_CHANNELS } from './schemas.js';
 import * as store from './store.js';
 import { parseVersion } from './version-order.js';
@@ -73,7 +73,7 @@ export function createDistribution({
   clock: Clock;
   log: Log;
   verification: Pick<Verification, 'verify'>;
-  blobs: Pick<ArtifactStore, 'pathOf'>;
+  blobs: Pick<ArtifactStore, 'download'>;
   links: DownloadLinks;
 }) {
   /** The license's grant, or the verification's refusal as an error carrying its code. */
@@ -196,12 +196,15 @@ export function createDistribution({
     },
 
     /**
-     * The file a download link names, once its signature and expiry hold and its release is
-     * still published (a yanked release's links stop at once). Counts a download when the
-     * request starts at the first byte (a resumed download is not counted again).
+     * What a download link leads to, once its signature and expiry hold and its release is still
+     * published (a yanked release's links stop at once): the stored file, or on S3 a presigned
+     * URL valid for the rest of the link's hour (and at least MIN_REDIRECT_SECONDS, so a redirect
+     * followed at once always works). Counts a download when the request starts at the first
+     * byte (a resumed download is not counted again).
      */
     async file(artifactId: string, link: { expires: number; signature: string }, startsAtZero: boolean) {
-      const checked = links.check(artifactId, link.expires, link.signature, clock.now());
+      const now = clock.now();
+      const checked = links.check(artifactId, link.expires, link.signature, now);
       if (checked === 'invalid') {
         throw new AppError('download_link_invalid', 'This download link is not one the service made');
       }
@@ -212,9 +215,11 @@ export function createDistribution({
         );
       }
       const artifact = await store.artifactWithRelease(db, artifactId);
-      if (!artifact || artifact.release_status !== 'published') throw notFound('Artifact');
+      if (artifact?.release_status !== 'published') throw notFound('Artifact');
+      const validFor = Math.max(MIN_REDIRECT_SECONDS, link.expires - Math.floor(now.getTime() / 1000));
+      const download = await blobs.download(artifact, validFor);
       if (startsAtZero) await store.countDownload(db, artifactId);
-      return { path: blobs.pathOf(artifact.sha256), filename: artifact.filename, sha256: artifact.sha256 };
+      return { download, filename: artifact.filename, sha256: artifact.sha256 };
     },
   };
 }

@@ -1,8 +1,10 @@
 export { registerArtifactRoutes } from './artifact-routes.js';
-export { createLocalArtifactStore } from './artifact-store.js';
+export type { ArtifactStore } from './artifact-store.js';
 export { type ArtifactService, createArtifactService } from './artifacts.js';
+export { type BlobPurge, createBlobPurge } from './blob-purge.js';
 export { createDistribution, type Distribution } from './distribution.js';
 export { registerDistributionRoutes } from './distribution-routes.js';
 export { createDownloadLinks } from './download-links.js';
+export { openArtifactStore } from './open-artifact-store.js';
 export { registerReleaseRoutes } from './routes.js';
 export { createReleaseService, type ReleaseService, toRelease } from './service.js';
