@@ -28,10 +28,11 @@ import type { StripePartner } from '../modules/payments/stripe-partner.js';
 import { createPortalService } from '../modules/portal/index.js';
 import { createProductService } from '../modules/products/index.js';
 import {
+  type ArtifactStore,
   createArtifactService,
+  createBlobPurge,
   createDistribution,
   createDownloadLinks,
-  createLocalArtifactStore,
   createManifestSigner,
   createReleaseService,
   createUpdaterFeeds,
@@ -70,6 +71,8 @@ export interface ModuleDeps {
    * no caller falls back to the sandbox by forgetting it; openModules loads the SDK only then.
    */
   stripe: StripePartner | null;
+  /** Where artifacts' bytes are kept (a folder, or S3: openModules loads its SDK only then). */
+  artifactStore: ArtifactStore;
 }
 
 /** Builds every domain service once; both hosts mount routes over these same instances. */
@@ -83,6 +86,7 @@ export function createModules({
   idempotencySecrets,
   metrics = METRICS_OFF,
   stripe,
+  artifactStore: blobs,
 }: ModuleDeps) {
   const { db } = database;
   // Connects on the first listen, so one-shot commands (admin create) open no listener.
@@ -122,7 +126,7 @@ export function createModules({
   });
   const licenses = createLicenseService({ db, clock, log, apps, products, cache: verificationCache });
   const releases = createReleaseService({ db, clock, log, apps });
-  const blobs = createLocalArtifactStore(config.artifactDir);
+  const artifactPurge = createBlobPurge({ db, clock, log, blobs });
   const artifacts = createArtifactService({
     db,
     clock,
@@ -194,7 +198,7 @@ export function createModules({
     distribution,
     apiBaseUrl: config.apiBaseUrl,
     // A `.sig` is a few hundred bytes of text beside the file it signs, in the same store.
-    signatureOf: (sha256) => readFile(blobs.pathOf(sha256), 'utf8'),
+    signatureOf: (sha256) => blobs.readText(sha256),
   });
   const sender = createSender(policy, clock);
   const webhooks = createWebhookService({ db, clock, log, sender, policy, apps });
@@ -288,6 +292,7 @@ export function createModules({
     licenses,
     releases,
     artifacts,
+    artifactPurge,
     distribution,
     feeds,
     keyRing,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENTS_RECORDED_CHANNEL } from '../modules/events/index.js';
 import { type ProbeThread, startProbeThread } from '../modules/health/index.js';
+import { openArtifactStore } from '../modules/releases/index.js';
 import { purgeAttempts } from '../modules/webhooks/index.js';
 import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -89,6 +90,7 @@ export async function openModules(
             apiUrl: config.stripeApiUrl,
           })
         : null,
+      artifactStore: await openArtifactStore(config.artifactStore, log),
     });
   } catch (error) {
     await database.close().catch(() => {});
@@ -176,6 +178,9 @@ export async function startService(
       modules.notifications.onGap(deliverNow);
       jobs.every('mail.delivery', config.mailPollMs, (stopping) =>
         modules.notificationWorker.runOnce(stopping),
+      );
+      jobs.every('release.artifact.purge', 60 * 60 * 1000, (stopping) =>
+        modules.artifactPurge.purge(stopping),
       );
       jobs.every('webhook.logs.purge', 60 * 60 * 1000, () =>
         purgeAttempts(database.db, new Date(clock.now().getTime() - config.webhookLogDays * 86_400_000)),

@@ -1,4 +1,24 @@
 /**
+ * The artifact store: a folder (ARTIFACT_DIR; DATA_DIR/artifacts by default), or an S3 bucket
+ * (ARTIFACT_STORE=s3://bucket/prefix) on AWS or an S3-compatible service.
+ */
+export type ArtifactStoreSettings =
+  | { readonly kind: 'local'; readonly dir: string }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      /** Put before every key: '' or a prefix ending in '/'. */
+      readonly prefix: string;
+      /** An S3-compatible service's address (ARTIFACT_S3_ENDPOINT); null for AWS S3 itself. */
+      readonly endpoint: string | null;
+      readonly region: string;
+      /** Bucket in the path (https://host/bucket/key) rather than in the host name. */
+      readonly forcePathStyle: boolean;
+      /** Explicit keys (ARTIFACT_S3_ACCESS_KEY_ID and _SECRET_ACCESS_KEY); null: the AWS SDK's default chain. */
+      readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | null;
+    };
+
+/**
  * The settings as every other file receives them: parsed once from the environment by
  * parseConfig (config.ts), the one place that reads it, into this frozen object, so a wrong
  * setting stops start-up with a message naming the variable.
@@ -16,8 +36,8 @@ export interface Config {
   readonly payPublicUrl: string;
   /** Folder for embedded storage and generated secrets; 'memory:' keeps everything in memory. */
   readonly dataDir: string;
-  /** Where uploaded release artifacts are kept (ARTIFACT_DIR; DATA_DIR/artifacts by default). */
-  readonly artifactDir: string;
+  /** Where uploaded release artifacts are kept: ARTIFACT_STORE, ARTIFACT_DIR and ARTIFACT_S3_*. */
+  readonly artifactStore: ArtifactStoreSettings;
   /** The largest artifact any seller may upload (ARTIFACT_MAX_BYTES, at most 2 GiB); tiers allow less. */
   readonly artifactMaxBytes: number;
   /** Never read from the environment: see DatabaseSettings.memoryImage (the test suite's). */

@@ -87,6 +87,22 @@ describe('configuration', () => {
     ['LISTEN_BACKLOG', { LISTEN_BACKLOG: '0' }],
     ['LISTEN_BACKLOG', { LISTEN_BACKLOG: '65536' }],
     ['LISTEN_BACKLOG', { LISTEN_BACKLOG: 'lots' }],
+    ['ARTIFACT_STORE', { ARTIFACT_STORE: 'gs://releases' }],
+    ['ARTIFACT_STORE', { ARTIFACT_STORE: 's3://Releases_Bucket' }],
+    ['ARTIFACT_STORE', { ARTIFACT_STORE: 's3://releases/builds//nightly' }],
+    ['ARTIFACT_STORE', { ARTIFACT_STORE: 's3://releases/builds and more' }],
+    ['ARTIFACT_S3_ENDPOINT', { ARTIFACT_S3_ENDPOINT: 'http://minio:9000' }],
+    ['ARTIFACT_S3_ENDPOINT', { ARTIFACT_STORE: 's3://releases', ARTIFACT_S3_ENDPOINT: 'minio:9000' }],
+    ['ARTIFACT_S3_REGION', { ARTIFACT_STORE: 's3://releases', ARTIFACT_S3_REGION: 'EU West' }],
+    ['ARTIFACT_S3_SECRET_ACCESS_KEY', { ARTIFACT_STORE: 's3://releases', ARTIFACT_S3_ACCESS_KEY_ID: 'AKID' }],
+    [
+      'ARTIFACT_S3_ACCESS_KEY_ID',
+      { ARTIFACT_STORE: 's3://releases', ARTIFACT_S3_SECRET_ACCESS_KEY: 'secret' },
+    ],
+    [
+      'ARTIFACT_S3_FORCE_PATH_STYLE',
+      { ARTIFACT_STORE: 's3://releases', ARTIFACT_S3_FORCE_PATH_STYLE: 'yes' },
+    ],
     ['SIGNING_KEY_ENCRYPTION_KEY', { SIGNING_KEY_ENCRYPTION_KEY: 'a passphrase, not a key' }],
     ['SIGNING_KEY_ENCRYPTION_KEY', { SIGNING_KEY_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString('base64') }],
     ['SIGNING_KEY_ENCRYPTION_KEY', { SIGNING_KEY_ENCRYPTION_KEY: `${KEK},${KEK}` }],
@@ -110,6 +126,63 @@ describe('configuration', () => {
       );
     });
   }
+
+  test('artifacts are kept in a folder unless ARTIFACT_STORE names an S3 bucket', () => {
+    assert.deepEqual(parseConfig({ DATA_DIR: '/srv/licensing' }).artifactStore, {
+      kind: 'local',
+      dir: '/srv/licensing/artifacts',
+    });
+    assert.deepEqual(parseConfig({ ARTIFACT_DIR: '/mnt/shared' }).artifactStore, {
+      kind: 'local',
+      dir: '/mnt/shared',
+    });
+    // On AWS: the bucket in the host name, the SDK's own credentials (environment, profile, role).
+    assert.deepEqual(
+      parseConfig({ ARTIFACT_STORE: 's3://releases', AWS_REGION: 'eu-west-1' }).artifactStore,
+      {
+        kind: 's3',
+        bucket: 'releases',
+        prefix: '',
+        endpoint: null,
+        region: 'eu-west-1',
+        forcePathStyle: false,
+        credentials: null,
+      },
+    );
+    // A compatible service: the bucket in the path unless told otherwise, keys given here.
+    const minio = parseConfig({
+      ARTIFACT_STORE: 's3://releases/builds/app/',
+      ARTIFACT_S3_ENDPOINT: 'http://minio:9000/',
+      ARTIFACT_S3_ACCESS_KEY_ID: 'AKID',
+      ARTIFACT_S3_SECRET_ACCESS_KEY: 'secret',
+    }).artifactStore;
+    assert.deepEqual(minio, {
+      kind: 's3',
+      bucket: 'releases',
+      prefix: 'builds/app/',
+      endpoint: 'http://minio:9000',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+    });
+    const hosted = parseConfig({
+      ARTIFACT_STORE: 's3://releases',
+      ARTIFACT_S3_ENDPOINT: 'https://s3.example.com',
+      ARTIFACT_S3_FORCE_PATH_STYLE: 'false',
+    }).artifactStore;
+    assert.equal(hosted.kind === 's3' && hosted.forcePathStyle, false);
+  });
+
+  test('an S3 setting that is refused never echoes the secret key', () => {
+    assert.throws(
+      () =>
+        parseConfig({
+          ARTIFACT_STORE: 's3://releases',
+          ARTIFACT_S3_SECRET_ACCESS_KEY: 'do-not-print-me',
+        }),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes('do-not-print-me'),
+    );
+  });
 
   test('signing keys are sealed under SIGNING_KEY_ENCRYPTION_KEY, base64 or base64url, several for a rotation', () => {
     assert.equal(parseConfig({}).signingKeyEncryptionKeys, null);

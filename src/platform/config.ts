@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { Config } from './config-types.js';
+import type { ArtifactStoreSettings, Config } from './config-types.js';
 import {
   ConfigError,
   checkSmtpUrl,
@@ -13,7 +13,7 @@ import {
   secretList,
 } from './config-values.js';
 
-export type { Config } from './config-types.js';
+export type { ArtifactStoreSettings, Config } from './config-types.js';
 export { ConfigError } from './config-values.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -133,13 +133,7 @@ export function parseConfig(env: Env): Config {
       ? path.join(os.tmpdir(), 'licensing-outbox')
       : path.join(path.resolve(dataDir), 'outbox'));
 
-  // Uploaded release artifacts; in memory, a folder under the system's temporary folder, which
-  // services may share: the files are named by their content.
-  const artifactDir =
-    read('ARTIFACT_DIR') ??
-    (dataDir === IN_MEMORY_DATA_DIR
-      ? path.join(os.tmpdir(), 'licensing-artifacts')
-      : path.join(path.resolve(dataDir), 'artifacts'));
+  const artifactStore = artifactStoreSettings(read, dataDir);
   const artifactMaxBytes = integer(
     'ARTIFACT_MAX_BYTES',
     read('ARTIFACT_MAX_BYTES') ?? String(2 * 1024 ** 3),
@@ -204,7 +198,7 @@ export function parseConfig(env: Env): Config {
     apiBaseUrl: `${publicOrigin}/v1`,
     payPublicUrl,
     dataDir: dataDir === IN_MEMORY_DATA_DIR ? dataDir : path.resolve(dataDir),
-    artifactDir: path.resolve(artifactDir),
+    artifactStore,
     artifactMaxBytes,
     databaseTemplate:
       oneOf('DATABASE_TEMPLATE', read('DATABASE_TEMPLATE') ?? 'on', ['on', 'off'] as const) === 'on',
@@ -303,6 +297,95 @@ export function parseConfig(env: Env): Config {
     otlpEndpoint,
     otelServiceName: read('OTEL_SERVICE_NAME') ?? 'licensing-service',
   });
+}
+
+/** S3 bucket names: 3 to 63 lower-case letters, digits, dots and hyphens, a letter or digit at each end. */
+const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** A key prefix: path segments of letters, digits and `!-_.*'()`, S3's safe characters. */
+const S3_PREFIX = /^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*$/;
+
+/**
+ * Where release artifacts are kept: a folder (ARTIFACT_DIR) unless ARTIFACT_STORE names an S3
+ * bucket, reached through ARTIFACT_S3_* (an S3-compatible service with ARTIFACT_S3_ENDPOINT).
+ * An ARTIFACT_S3_* setting without an s3:// store is refused, so a typo never silently keeps
+ * the files on one node's disk.
+ */
+function artifactStoreSettings(
+  read: (name: string) => string | undefined,
+  dataDir: string,
+): ArtifactStoreSettings {
+  const store = read('ARTIFACT_STORE') ?? 'local';
+  const s3Names = [
+    'ARTIFACT_S3_ENDPOINT',
+    'ARTIFACT_S3_REGION',
+    'ARTIFACT_S3_ACCESS_KEY_ID',
+    'ARTIFACT_S3_SECRET_ACCESS_KEY',
+    'ARTIFACT_S3_FORCE_PATH_STYLE',
+  ];
+  if (store === 'local') {
+    const stray = s3Names.find((name) => read(name) !== undefined);
+    if (stray) throw new ConfigError(stray, 'is set, but ARTIFACT_STORE is not an s3:// bucket');
+    // In memory, a folder under the system's temporary folder, which services may share: the
+    // files are named by their content.
+    const dir =
+      read('ARTIFACT_DIR') ??
+      (dataDir === IN_MEMORY_DATA_DIR
+        ? path.join(os.tmpdir(), 'licensing-artifacts')
+        : path.join(path.resolve(dataDir), 'artifacts'));
+    return { kind: 'local', dir: path.resolve(dir) };
+  }
+  const address = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(store);
+  if (!address)
+    throw new ConfigError('ARTIFACT_STORE', `must be local or s3://bucket/prefix (got "${store}")`);
+  const bucket = address[1] as string;
+  if (!S3_BUCKET.test(bucket) || bucket.includes('..')) {
+    throw new ConfigError(
+      'ARTIFACT_STORE',
+      `names the bucket "${bucket}": 3 to 63 lower-case letters, digits, dots and hyphens`,
+    );
+  }
+  const prefix = (address[2] ?? '').replace(/\/+$/, '');
+  if (prefix !== '' && !S3_PREFIX.test(prefix)) {
+    throw new ConfigError(
+      'ARTIFACT_STORE',
+      "has a key prefix with empty segments or characters other than letters, digits and !-_.*'()",
+    );
+  }
+  const endpointSetting = read('ARTIFACT_S3_ENDPOINT');
+  const endpoint = endpointSetting === undefined ? null : httpUrl('ARTIFACT_S3_ENDPOINT', endpointSetting);
+  const region = read('ARTIFACT_S3_REGION') ?? read('AWS_REGION') ?? 'us-east-1';
+  if (!/^[a-z0-9-]{1,32}$/.test(region)) {
+    throw new ConfigError(
+      read('ARTIFACT_S3_REGION') === undefined ? 'AWS_REGION' : 'ARTIFACT_S3_REGION',
+      `must be a region name like eu-west-1 (got "${region}")`,
+    );
+  }
+  const accessKeyId = read('ARTIFACT_S3_ACCESS_KEY_ID');
+  const secretAccessKey = read('ARTIFACT_S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError(
+      accessKeyId === undefined ? 'ARTIFACT_S3_ACCESS_KEY_ID' : 'ARTIFACT_S3_SECRET_ACCESS_KEY',
+      'ARTIFACT_S3_ACCESS_KEY_ID and ARTIFACT_S3_SECRET_ACCESS_KEY go together',
+    );
+  }
+  // A compatible service (MinIO and most others) answers at one address for every bucket; AWS
+  // itself names the bucket in the host.
+  const forcePathStyle =
+    oneOf(
+      'ARTIFACT_S3_FORCE_PATH_STYLE',
+      read('ARTIFACT_S3_FORCE_PATH_STYLE') ?? (endpoint ? 'true' : 'false'),
+      ['true', 'false'] as const,
+    ) === 'true';
+  return {
+    kind: 's3',
+    bucket,
+    prefix: prefix === '' ? '' : `${prefix}/`,
+    endpoint,
+    region,
+    forcePathStyle,
+    credentials:
+      accessKeyId !== undefined && secretAccessKey !== undefined ? { accessKeyId, secretAccessKey } : null,
+  };
 }
 
 /** PUBLIC_BASE_URL may be given with or without the version segment; keep the origin part. */

@@ -60,6 +60,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   not_ready: 503,
   database_unavailable: 503,
+  artifact_store_unavailable: 503,
   overloaded: 503,
 } as const;
 

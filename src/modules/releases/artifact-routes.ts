@@ -39,18 +39,27 @@ export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService)
           ...APP_SCOPED,
           artifact_exists: 'a published release has other bytes under this name, platform and architecture',
           release_yanked: 'a yanked release takes no artifact',
+          artifact_store_unavailable:
+            'the artifact store (S3) cannot be reached right now; nothing was stored',
         },
       },
       handler: async (request, reply) => {
         const declared = request.headers['content-length'];
-        const { artifact, created } = await artifacts.upload(
-          principalOf(request),
-          request.params.appId,
-          request.params.releaseId,
-          { filename: request.params.filename, ...request.query },
-          { stream: request.raw, declaredLength: declared === undefined ? null : Number(declared) },
-        );
-        return reply.status(created ? 201 : 200).send(artifact);
+        try {
+          const { artifact, created } = await artifacts.upload(
+            principalOf(request),
+            request.params.appId,
+            request.params.releaseId,
+            { filename: request.params.filename, ...request.query },
+            { stream: request.raw, declaredLength: declared === undefined ? null : Number(declared) },
+          );
+          return reply.status(created ? 201 : 200).send(artifact);
+        } catch (error) {
+          // Refused before the body ended (too large, a wrong name): the rest is never read, so the
+          // connection closes after the answer rather than wait for bytes nobody will send.
+          if (!request.raw.complete) reply.header('connection', 'close');
+          throw error;
+        }
       },
     });
   });

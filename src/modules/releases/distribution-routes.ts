@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.js';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
-import { noContent } from '../../platform/http/responses.js';
+import { found, noContent } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
 import { AppVersionHeader, type ClientCall } from '../timeline/index.js';
 import type { Distribution } from './distribution.js';
@@ -98,13 +98,16 @@ export function registerDistributionRoutes(
     schema: {
       summary: 'Download an artifact through a link',
       description:
-        'The link from an update check or a download request. Answers the bytes (206 with a range: a download resumes); 403 download_link_invalid for a link the service did not make, 410 download_link_expired past its hour, 404 once the release is yanked.',
+        'The link from an update check or a download request. Answers the bytes (206 with a range: a download resumes), or, where the operator keeps artifacts in S3, 302 to a presigned URL of the store that serves them (ranges too) and works for the rest of the link’s hour; 403 download_link_invalid for a link the service did not make, 410 download_link_expired past its hour, 404 once the release is yanked.',
       tags: ['releases'],
       params: FileParams,
       querystring: FileQuery,
       response: {
         200: textResponse('application/octet-stream', 'The artifact’s bytes'),
         206: textResponse('application/octet-stream', 'The range of the artifact’s bytes asked for'),
+        302: found(
+          'The artifact store serves the bytes (S3): a presigned URL, saved under the artifact’s file name',
+        ),
       },
       errors: {
         download_link_invalid: 'the signature is not the service’s, or the link was changed',
@@ -112,6 +115,7 @@ export function registerDistributionRoutes(
         not_found: 'the artifact is gone, or its release is yanked',
         range_not_satisfiable: 'the Range asked for lies outside the file (Content-Range names its size)',
         precondition_failed: 'an If-Unmodified-Since the stored file does not meet',
+        artifact_store_unavailable: 'the artifact store (S3) cannot be reached right now',
       },
     },
     handler: async (request, reply) => {
@@ -121,10 +125,16 @@ export function registerDistributionRoutes(
         request.query,
         range === undefined || /^bytes=0-/.test(range),
       );
+      if (file.download.kind === 'redirect') {
+        // A fresh presigned URL each time: nothing may keep it past this answer.
+        return reply.header('cache-control', 'no-store').redirect(file.download.url, 302);
+      }
+      const stored = file.download.path;
       // @fastify/send answers ranges (206, 416, If-Range against Last-Modified: the stored file's
-      // time, which never changes for its bytes) and conditional requests as RFC 9110 says.
-      const sent = await send(request.raw, `/${path.basename(file.path)}`, {
-        root: path.dirname(file.path),
+      // time, which changes only when the same bytes are stored again) and conditional requests
+      // as RFC 9110 says.
+      const sent = await send(request.raw, `/${path.basename(stored)}`, {
+        root: path.dirname(stored),
         acceptRanges: true,
         cacheControl: false,
         lastModified: true,

@@ -20,7 +20,7 @@ import {
 } from '../licenses/index.js';
 import type { ClientCall } from '../timeline/index.js';
 import type { ArtifactStore } from './artifact-store.js';
-import type { DownloadLinks } from './download-links.js';
+import { type DownloadLinks, MIN_REDIRECT_SECONDS } from './download-links.js';
 import type { ManifestSigner } from './manifests.js';
 import { RELEASE_CHANNELS } from './schemas.js';
 import * as store from './store.js';
@@ -122,7 +122,7 @@ export function createDistribution({
   clock: Clock;
   log: Log;
   verification: Pick<Verification, 'verify'>;
-  blobs: Pick<ArtifactStore, 'pathOf'>;
+  blobs: Pick<ArtifactStore, 'download'>;
   links: DownloadLinks;
   apps: Pick<AppService, 'findAnyApp'>;
   manifests: ManifestSigner;
@@ -346,12 +346,15 @@ export function createDistribution({
     },
 
     /**
-     * The file a download link names, once its signature and expiry hold and its release is
-     * still published (a yanked release's links stop at once). Counts a download when the
-     * request starts at the first byte (a resumed download is not counted again).
+     * What a download link leads to, once its signature and expiry hold and its release is still
+     * published (a yanked release's links stop at once): the stored file, or on S3 a presigned
+     * URL valid for the rest of the link's hour (and at least MIN_REDIRECT_SECONDS, so a redirect
+     * followed at once always works). Counts a download when the request starts at the first
+     * byte (a resumed download is not counted again).
      */
     async file(artifactId: string, link: { expires: number; signature: string }, startsAtZero: boolean) {
-      const checked = links.check(artifactId, link.expires, link.signature, clock.now());
+      const now = clock.now();
+      const checked = links.check(artifactId, link.expires, link.signature, now);
       if (checked === 'invalid') {
         throw new AppError('download_link_invalid', 'This download link is not one the service made');
       }
@@ -362,9 +365,11 @@ export function createDistribution({
         );
       }
       const artifact = await store.artifactWithRelease(db, artifactId);
-      if (!artifact || artifact.release_status !== 'published') throw notFound('Artifact');
+      if (artifact?.release_status !== 'published') throw notFound('Artifact');
+      const validFor = Math.max(MIN_REDIRECT_SECONDS, link.expires - Math.floor(now.getTime() / 1000));
+      const download = await blobs.download(artifact, validFor);
       if (startsAtZero) await store.countDownload(db, artifactId);
-      return { path: blobs.pathOf(artifact.sha256), filename: artifact.filename, sha256: artifact.sha256 };
+      return { download, filename: artifact.filename, sha256: artifact.sha256 };
     },
   };
 }

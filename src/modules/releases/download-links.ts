@@ -4,11 +4,19 @@ import { sameSecret } from '../../platform/secrets.js';
 /** How long a download link works: long enough to start a large download, short enough to be useless if shared. */
 export const DOWNLOAD_LINK_SECONDS = 60 * 60;
 
+/**
+ * The shortest time a redirect to the store's own URL (S3, presigned) is good for: a link used in
+ * its last seconds still leads somewhere. The store checks the expiry when a request starts, so a
+ * long download begun in time finishes.
+ */
+export const MIN_REDIRECT_SECONDS = 60;
+
 export type DownloadLinks = ReturnType<typeof createDownloadLinks>;
 
 /**
- * Short-lived links to an artifact's bytes on the local store, handed out only after a license
- * check: `…/releases/files/<artifactId>/<filename>?expires=<unix seconds>&signature=<HMAC>`. The
+ * Short-lived links to an artifact's bytes, handed out only after a license check, whichever store
+ * keeps them (on S3 the link answers a redirect to a presigned URL):
+ * `…/releases/files/<artifactId>/<filename>?expires=<unix seconds>&signature=<HMAC>`. The
  * signature (HMAC-SHA256 under a key derived from the server secret every node shares) covers the
  * artifact and the expiry, so a link cannot be pointed at another file or made to last longer,
  * and any node checks it without a database read. The file name is only what a browser saves.

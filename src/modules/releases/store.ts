@@ -157,6 +157,18 @@ export async function deleteArtifact(executor: Executor, artifactId: string): Pr
   await executor.deleteFrom('release_artifacts').where('id', '=', artifactId).execute();
 }
 
+/** Which of these digests some artifact's row names (release_artifacts_by_blob answers it). */
+export async function referencedBlobs(executor: Executor, digests: readonly string[]): Promise<Set<string>> {
+  if (digests.length === 0) return new Set();
+  const rows = await executor
+    .selectFrom('release_artifacts')
+    .select('sha256')
+    .distinct()
+    .where('sha256', 'in', digests)
+    .execute();
+  return new Set(rows.map((row) => row.sha256));
+}
+
 /** What the update check asks for: the newest release a license may have, past its version. */
 export interface UpgradeSearch {
   appId: string;

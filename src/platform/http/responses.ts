@@ -39,6 +39,14 @@ export function seeOther(description: string) {
   });
 }
 
+/** A 302 redirect to where the answer is served; the body is empty and Location says where. */
+export function found(description: string) {
+  return Type.Null({
+    description,
+    headers: { location: { type: 'string', description: 'Where the client goes next' } },
+  });
+}
+
 /** A response header as the API reference shows it. */
 type HeaderSchemas = Record<string, { type: 'string' | 'integer'; description: string }>;
 

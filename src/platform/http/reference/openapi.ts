@@ -89,6 +89,7 @@ const STATUS_TEXT: Record<string, string> = {
   '200': 'Success',
   '201': 'Created',
   '204': 'Done; no body',
+  '302': 'Found: follow Location',
   '303': 'See other: follow Location',
 };
 
