@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { createAnalyticsService, createVerificationCounter } from '../modules/analytics/index.js';
 import { createApiKeyService } from '../modules/api-keys/index.js';
 import { createAppService } from '../modules/apps/index.js';
