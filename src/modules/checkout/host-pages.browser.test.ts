@@ -5,9 +5,11 @@ import {
   contrastProblems,
   launchBrowser,
   looksDark,
+  openWatchedPage,
   screenshot,
   sidewaysOverflow,
   type TestBrowser,
+  type WatchedPage,
 } from '../../testing/browser.js';
 import {
   issueLicense,
@@ -68,22 +70,9 @@ after(async () => {
   await sink?.close();
 });
 
-interface Tab {
-  page: Page;
-  /** Console errors since the last page was opened (a failed load of the icon is one). */
-  errors: string[];
-}
-
-async function openTab(t: TestContext): Promise<Tab> {
-  const page = await browser.newPage();
-  t.after(() => page.context().close());
-  const tab: Tab = { page, errors: [] };
-  page.on('console', (message) => {
-    if (message.type() === 'error') tab.errors.push(message.text());
-  });
-  page.on('pageerror', (error) => tab.errors.push(error.message));
-  return tab;
-}
+/** Console errors since the last page was opened (a failed load of the icon is one). */
+type Tab = WatchedPage;
+const openTab = (t: TestContext): Promise<Tab> => openWatchedPage(browser, t);
 
 /** The page open now, at both widths in both schemes; `shot` saves each as <shot>-<scheme>-<width>. */
 async function judge(page: Page, what: string, shot?: string) {

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { csvResponse, sendCsv } from '../../platform/http/csv.js';
 import { type IdempotentAnswer, idempotentAnswer } from '../../platform/http/idempotency.js';
@@ -7,7 +6,7 @@ import { overNameLimit, perMinute } from '../../platform/http/rate-limit.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { AppParams } from '../apps/index.js';
-import { AppVersionHeader, type ClientCall } from '../timeline/index.js';
+import { AppVersionHeader, clientCallOf } from '../timeline/index.js';
 import { verifyKeyLimitCeiling } from './key-rate-limit.js';
 import { verificationLimitKey } from './license-key.js';
 import { LICENSE_CSV_HEADER } from './lists.js';
@@ -336,12 +335,6 @@ export function registerLicenseRoutes(app: HttpApp, licenses: LicenseService): v
 
 /** Answers about a key are for the caller alone and change: no cache may keep them. */
 const NO_STORE = 'no-store';
-
-/** Where a client's call came from and the version it says it is, for the license's timeline. */
-function clientCallOf(request: FastifyRequest): ClientCall {
-  const version = request.headers['x-app-version'];
-  return { address: request.ip, appVersion: typeof version === 'string' ? version : null };
-}
 
 /** The routes client software and sellers' backends call about keys and tokens. */
 export function registerVerificationRoutes(

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import send from '@fastify/send';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { AppError } from '../../platform/errors.js';
 import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { found, noContent } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
-import { AppVersionHeader, type ClientCall } from '../timeline/index.js';
+import { AppVersionHeader, clientCallOf } from '../timeline/index.js';
 import type { Distribution } from './distribution.js';
 import {
   DownloadableArtifact,
@@ -16,12 +16,6 @@ import {
   Upgrade,
   UpgradeBody,
 } from './schemas.js';
-
-/** Where a client's call came from and the version it says it is, for the license's timeline. */
-function clientCallOf(request: FastifyRequest): ClientCall {
-  const version = request.headers['x-app-version'];
-  return { address: request.ip, appVersion: typeof version === 'string' ? version : null };
-}
 
 /** The license refusals these routes answer with, by the verification's codes. */
 export const LICENSE_REFUSALS = {

@@ -4,7 +4,7 @@ import type { HttpApp } from '../../platform/http/create-http-app.js';
 import { perMinute } from '../../platform/http/rate-limit.js';
 import { noContent, seeOther } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
-import type { ClientCall } from '../timeline/index.js';
+import { type ClientCall, clientCallOf } from '../timeline/index.js';
 import { LICENSE_REFUSALS } from './distribution-routes.js';
 import type { FeedClient, UpdaterFeeds } from './feeds.js';
 import {
@@ -25,7 +25,7 @@ function feedClientOf(request: FastifyRequest, appId: string): { client: FeedCli
   const device = headers['x-device-id'];
   return {
     client: { appId, key, ...(device ? { hwuid: device } : {}) },
-    call: { address: request.ip, appVersion: headers['x-app-version'] ?? null },
+    call: clientCallOf(request),
   };
 }
 
