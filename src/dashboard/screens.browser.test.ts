@@ -9,9 +9,11 @@ import {
   contrastProblems,
   launchBrowser,
   looksDark,
+  openWatchedPage,
   screenshot,
   sidewaysOverflow,
   type TestBrowser,
+  type WatchedPage,
 } from '../testing/browser.js';
 import { type FakeStripe, startFakeStripe } from '../testing/fake-stripe.js';
 import {
@@ -183,20 +185,11 @@ const styleOf = (locator: Locator, property: string, pseudo?: string) =>
 const pageBackground = (page: Page) =>
   page.evaluate('getComputedStyle(document.documentElement).backgroundColor');
 
-interface Tab {
-  page: Page;
-  /** Console errors and uncaught exceptions: a blocked script or style is reported here. */
-  errors: string[];
-}
+type Tab = WatchedPage;
 
 async function openDashboard(t: TestContext): Promise<Tab> {
-  const page = await browser.newPage();
-  t.after(() => page.context().close());
-  const tab: Tab = { page, errors: [] };
-  page.on('console', (message) => {
-    if (message.type() === 'error') tab.errors.push(message.text());
-  });
-  page.on('pageerror', (error) => tab.errors.push(error.message));
+  const tab = await openWatchedPage(browser, t);
+  const { page } = tab;
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], {
     origin: new URL(server.service.coreUrl).origin,
   });

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
 
@@ -98,4 +99,22 @@ export async function contrastProblems(page: Page): Promise<string[]> {
       (node) => `${node.target.join(' ')}: ${(node.failureSummary ?? '').replace(/\s+/g, ' ').trim()}`,
     ),
   );
+}
+
+/** A page and what it reported: console errors and uncaught exceptions (a blocked script or style is one). */
+export interface WatchedPage {
+  page: Page;
+  errors: string[];
+}
+
+/** A fresh page whose console errors and uncaught exceptions are collected, closed when the test ends. */
+export async function openWatchedPage(browser: TestBrowser, t: TestContext): Promise<WatchedPage> {
+  const page = await browser.newPage();
+  t.after(() => page.context().close());
+  const watched: WatchedPage = { page, errors: [] };
+  page.on('console', (message) => {
+    if (message.type() === 'error') watched.errors.push(message.text());
+  });
+  page.on('pageerror', (error) => watched.errors.push(error.message));
+  return watched;
 }
