@@ -317,9 +317,9 @@ export async function startService(
           try {
             // Requests have drained: this writes the last verifications counted before closing.
             stopStage = 'verification counts';
-            await modules.verificationCounts.flush();
+            await modules.verificationCounts.drain();
             stopStage = 'license timelines';
-            await modules.timelineJournal.flush();
+            await modules.timelineJournal.drain();
             await closeModules(modules, startedRedis, (stage) => {
               stopStage = stage;
             });

@@ -26,6 +26,7 @@ const NOW = '2026-05-20T10:00:00.000Z';
 const TODAY = '2026-05-20T00:00:00.000Z';
 const NEVER = '3600000';
 let server: TestServer;
+const clock = testClock(NOW);
 const logLines: string[] = [];
 let first: SellerWithApp;
 let second: SellerWithApp;
@@ -34,7 +35,7 @@ const keys = { firstValid: '', firstRevoked: '', secondValid: '', secondSuspende
 before(async () => {
   server = await startTestServer(
     { VERIFICATION_FLUSH_MS: NEVER, LOG_LEVEL: 'info' },
-    { clock: testClock(NOW), ownDatabase: true, logLines },
+    { clock, ownDatabase: true, logLines },
   );
   first = await sellerWithApp(server);
   second = await sellerWithApp(server);
@@ -213,6 +214,31 @@ describe('through a database outage', () => {
   });
 });
 
+describe('a license’s last verification', () => {
+  /** The license's lastVerifiedAt as the seller's API answers it. */
+  async function lastVerifiedAt(seller: SellerWithApp, licenseId: string): Promise<string | null> {
+    const path = `/apps/${seller.appId}/licenses/${licenseId}`;
+    return (await server.api.get(path, { token: seller.token })).expect(200).body.lastVerifiedAt;
+  }
+
+  test('is written at the first flush after it, then at most once a minute', async () => {
+    const license = await issueLicense(server, first);
+    const firstAt = clock.now().toISOString();
+    await verify(license.key, true);
+    assert.equal(await counter().flush(), true);
+    assert.equal(await lastVerifiedAt(first, license.id), firstAt);
+
+    clock.advance(10_000);
+    const laterAt = clock.now().toISOString();
+    await verify(license.key, true);
+    assert.equal(await counter().flush(), true);
+    assert.equal(await lastVerifiedAt(first, license.id), firstAt, 'within the minute: held back');
+    clock.advance(50_000);
+    assert.equal(await counter().flush(), true);
+    assert.equal(await lastVerifiedAt(first, license.id), laterAt, 'the minute over: written');
+  });
+});
+
 describe('writing the counts in the background', () => {
   test('a node writes its counts on a timer even when it runs no jobs', async () => {
     const node = await startTestServer({ VERIFICATION_FLUSH_MS: '100', JOBS: 'off' }, { ownDatabase: true });
@@ -237,19 +263,29 @@ describe('writing the counts in the background', () => {
     }
   });
 
-  test('stopping a node writes the counts it had not flushed yet, before the database closes', async () => {
+  test('stopping a node writes the counts, last verifications and timeline entries it held, before the database closes', async () => {
     // The embedded database on disk (or a PostgreSQL database of its own) outlives the node.
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'verification-counts-'));
+    const nodeClock = testClock(NOW);
     const node = await startTestServer(
       { VERIFICATION_FLUSH_MS: NEVER, DATA_DIR: dataDir },
-      { ownDatabase: true },
+      { ownDatabase: true, clock: nodeClock },
     );
     try {
       const seller = await sellerWithApp(node);
       const valid = await issueLicense(node, seller);
+      const seen = await issueLicense(node, seller);
       (await node.api.post('/licenses/verify', { key: valid.key })).expect(200);
       (await node.api.post('/licenses/verify', { key: valid.key })).expect(200);
       assert.deepEqual(await stored(node.db, seller.appId), [], 'nothing flushed while running');
+      // Written once; its next verification and timeline entry are held back a minute.
+      (await node.api.post('/licenses/verify', { key: seen.key, hwuid: 'pc-1' })).expect(200);
+      assert.equal(await node.service.modules.verificationCounts.flush(), true);
+      assert.equal(await node.service.modules.timelineJournal.flush(), true);
+      nodeClock.advance(5_000);
+      (await node.api.post('/licenses/verify', { key: seen.key, hwuid: 'pc-1' })).expect(200);
+      assert.equal(await node.service.modules.verificationCounts.flush(), true);
+      assert.equal(await node.service.modules.timelineJournal.flush(), true);
       await node.service.stop();
 
       const reopened = await openDatabase(node.config);
@@ -257,7 +293,19 @@ describe('writing the counts in the background', () => {
         const rows = await stored(reopened.db, seller.appId);
         assert.deepEqual(
           rows.map((row) => [row.valid, row.invalid]),
-          [[2, 0]],
+          [[4, 0]],
+        );
+        const { rows: license } = await sql<{ at: Date }>`
+          select last_verified_at as at from licenses where id = ${seen.id}
+        `.execute(reopened.db);
+        assert.equal(license[0]?.at.toISOString(), nodeClock.now().toISOString(), 'the held-back one');
+        const { rows: entries } = await sql<{ occurred_at: Date }>`
+          select occurred_at from license_events where license_id = ${seen.id} and type = 'verification'
+          order by occurred_at
+        `.execute(reopened.db);
+        assert.deepEqual(
+          entries.map((entry) => entry.occurred_at.toISOString()),
+          [new Date(nodeClock.now().getTime() - 5_000).toISOString(), nodeClock.now().toISOString()],
         );
       } finally {
         await reopened.close();

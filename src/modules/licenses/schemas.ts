@@ -90,7 +90,7 @@ export const License = Type.Object({
     Type.String({
       format: 'date-time',
       description:
-        'The last time client software verified the key, whatever the answer; written in batches, so up to VERIFICATION_FLUSH_MS (10 s) behind; null: never',
+        'The last time client software verified the key, whatever the answer; written in batches, at most once a minute for a license verified steadily, so up to a minute and VERIFICATION_FLUSH_MS (10 s) behind; null: never',
     }),
   ),
   createdAt: Timestamp,

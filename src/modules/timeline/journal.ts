@@ -17,6 +17,23 @@ const MAX_BUFFERED = 100_000;
 const FLUSH_BATCH = 100;
 /** Through an outage a failing flush is logged once, then once in this long, not every flush. */
 const FAILURE_LOG_EVERY_MS = 60_000;
+/**
+ * How long after an entry is written its repeats are held back: a call identical to one written
+ * less than this ago waits for the end of it, so a client calling steadily writes one row a
+ * minute for its license (with the calls' count), not one a flush. A new kind of call is written
+ * at the next flush. On PGlite the writes run in the service's thread, and every row written is
+ * time a verify waits.
+ */
+export const REPEAT_WINDOW_MS = 60_000;
+
+/**
+ * A buffered entry as the journal holds it: waiting to be written (`quietUntilMs` 0, from
+ * `dueMs`), or written and kept until `quietUntilMs` so that a repeat of it is held back.
+ */
+interface HeldEntry extends BufferedEntry {
+  dueMs: number;
+  quietUntilMs: number;
+}
 
 /** What a client's call says about itself: where it came from, and the X-App-Version it sent. */
 export interface ClientCall {
@@ -41,9 +58,10 @@ export type TimelineJournal = ReturnType<typeof createTimelineJournal>;
  *
  * A call identical to one already held (same license, kind, answer, device, kept address, app
  * version and data) adds to that entry's `repeats` instead of making another: a client polling
- * in a loop, or a fleet of heartbeats, makes one row per license and flush, not one per call, so
- * the database writes (and the seller reads) what happened rather than how often. The held entries
- * of each license are found through `held`, a short list a license, compared field by field.
+ * in a loop, or a fleet of heartbeats, makes one row per license and REPEAT_WINDOW_MS, not one per
+ * call, so the database writes (and the seller reads) what happened rather than how often. The
+ * held entries of each license are found through `held`, a short list a license, compared field
+ * by field.
  */
 export function createTimelineJournal({
   db,
@@ -57,9 +75,15 @@ export function createTimelineJournal({
   /** False when the operator keeps client calls out of the timelines (LICENSE_TIMELINE_CALLS=off). */
   enabled?: boolean;
 }) {
-  let buffered: BufferedEntry[] = [];
-  /** The entries of `buffered`, by license: where a repeated call finds the entry it adds to. */
-  let held = new Map<string, BufferedEntry[]>();
+  /** Entries waiting to be written. */
+  let buffered: HeldEntry[] = [];
+  /**
+   * The entries of `buffered`, and those written less than REPEAT_WINDOW_MS ago, by license:
+   * where a repeated call finds the entry it adds to, or the written one it must wait behind.
+   */
+  let held = new Map<string, HeldEntry[]>();
+  /** Set when the service stops: every entry is written, due or not. */
+  let draining = false;
   let dropped = 0;
   let failures = 0;
 
@@ -77,41 +101,53 @@ export function createTimelineJournal({
     return lastKept;
   }
 
-  function hold(entry: BufferedEntry): void {
-    const ofLicense = held.get(entry.licenseId);
+  function hold(entry: HeldEntry, into = held): void {
+    const ofLicense = into.get(entry.licenseId);
     if (ofLicense) ofLicense.push(entry);
-    else held.set(entry.licenseId, [entry]);
+    else into.set(entry.licenseId, [entry]);
   }
   let failureLoggedAt = Number.NEGATIVE_INFINITY;
 
   /**
-   * Writes what was buffered before the first await; entries recorded meanwhile wait for the next
-   * flush, and a batch the database refuses goes back in front of them, with all after it.
+   * Writes the entries due before the first await (all of them when draining); entries recorded
+   * meanwhile, and repeats held back, wait for a later flush. Each written entry is kept
+   * REPEAT_WINDOW_MS so that its repeats wait behind it. A batch the database refuses goes back
+   * in front of the waiting entries, with all after it.
    */
   async function write(): Promise<boolean> {
     if (dropped > 0) {
       log.warn({ dropped }, 'license.timeline.dropped');
       dropped = 0;
     }
-    const taken = buffered;
-    buffered = [];
-    held = new Map();
+    const now = clock.now().getTime();
+    const taken: HeldEntry[] = [];
+    const waiting: HeldEntry[] = [];
+    for (const entry of buffered) (draining || entry.dueMs <= now ? taken : waiting).push(entry);
+    buffered = waiting;
+    // Marked written before the first await: a repeat recorded during the write waits behind it.
+    for (const entry of taken) entry.quietUntilMs = now + REPEAT_WINDOW_MS;
+    const kept = new Map<string, HeldEntry[]>();
+    for (const ofLicense of held.values())
+      for (const entry of ofLicense)
+        if (entry.quietUntilMs === 0 || entry.quietUntilMs > now) hold(entry, kept);
+    held = kept;
     for (let start = 0; start < taken.length; start += FLUSH_BATCH) {
       try {
         if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
         await insertBuffered(db, taken.slice(start, start + FLUSH_BATCH));
       } catch (err) {
-        const kept = taken.slice(start).concat(buffered);
-        dropped += Math.max(0, kept.length - MAX_BUFFERED);
-        buffered = kept.length > MAX_BUFFERED ? kept.slice(0, MAX_BUFFERED) : kept;
+        const unwritten = taken.slice(start);
+        for (const entry of unwritten) entry.quietUntilMs = 0;
+        const again = unwritten.concat(buffered);
+        dropped += Math.max(0, again.length - MAX_BUFFERED);
+        buffered = again.length > MAX_BUFFERED ? again.slice(0, MAX_BUFFERED) : again;
         // Held again, so repeats of them during the outage add to them rather than pile up.
         held = new Map();
         for (const entry of buffered) hold(entry);
         failures++;
-        const now = clock.now().getTime();
         if (now - failureLoggedAt >= FAILURE_LOG_EVERY_MS) {
           failureLoggedAt = now;
-          log.error({ err, entries: kept.length, failures }, 'license.timeline.flush_failed');
+          log.error({ err, entries: again.length, failures }, 'license.timeline.flush_failed');
         }
         return false;
       }
@@ -148,9 +184,13 @@ export function createTimelineJournal({
       if (!enabled) return;
       const clientAddress = client ? kept(client.address, license.client_addresses) : null;
       const appVersion = client?.appVersion ?? null;
+      const ms = at.getTime();
+      // When a repeat of an entry written less than REPEAT_WINDOW_MS ago: the end of that window.
+      let dueMs = 0;
       const ofLicense = held.get(license.id);
       if (ofLicense) {
-        for (const entry of ofLicense) {
+        for (let index = 0; index < ofLicense.length; index++) {
+          const entry = ofLicense[index] as HeldEntry;
           if (
             entry.type === type &&
             entry.outcome === outcome &&
@@ -159,11 +199,16 @@ export function createTimelineJournal({
             entry.appVersion === appVersion &&
             entry.data === data
           ) {
-            entry.repeats++;
-            // Calls are recorded as they are answered, nearly in order; the latest wins.
-            const ms = at.getTime();
-            if (ms > entry.lastMs) entry.lastMs = ms;
-            return;
+            if (entry.quietUntilMs === 0) {
+              entry.repeats++;
+              // Calls are recorded as they are answered, nearly in order; the latest wins.
+              if (ms > entry.lastMs) entry.lastMs = ms;
+              return;
+            }
+            // Written: the entry that follows it takes its place, due when its window ends.
+            if (ms < entry.quietUntilMs) dueMs = entry.quietUntilMs;
+            ofLicense.splice(index, 1);
+            break;
           }
         }
       }
@@ -171,7 +216,7 @@ export function createTimelineJournal({
         dropped++;
         return;
       }
-      const entry: BufferedEntry = {
+      const entry: HeldEntry = {
         licenseId: license.id,
         type,
         outcome,
@@ -181,12 +226,20 @@ export function createTimelineJournal({
         data,
         occurredAt: at,
         repeats: 1,
-        lastMs: at.getTime(),
+        lastMs: ms,
+        dueMs,
+        quietUntilMs: 0,
       };
       buffered.push(entry);
       hold(entry);
     },
 
     flush,
+
+    /** Writes every entry, repeats held back included: for the service's stop. */
+    drain(): Promise<boolean> {
+      draining = true;
+      return flush();
+    },
   };
 }

@@ -111,7 +111,7 @@ describe('what a license’s timeline records', () => {
     ]);
   });
 
-  test('identical calls within one flush are one entry counting them; any difference is an entry of its own', async () => {
+  test('identical calls within a flush, or a minute after their entry’s write, are one entry counting them; any difference is an entry of its own', async () => {
     const seller = await sellerWithApp(server);
     const license = await issueLicense(server, seller, { maxDevices: 2 });
     const first = clock.now().toISOString();
@@ -124,15 +124,23 @@ describe('what a license’s timeline records', () => {
     await verify({ key: license.key, hwuid: 'other-pc' }, '203.0.113.5', '1.0.0');
     await verify({ key: license.key, hwuid: 'third-pc' }, '203.0.113.5', '1.0.0');
     assert.equal(await flush(), true);
-    // After a flush the same call starts a new entry.
+    // After a flush the same call starts a new entry, written once the minute after the first
+    // entry's write is over: until then its repeats add to it.
+    const again = clock.now().toISOString();
     await verify({ key: license.key, hwuid: 'loop-pc' }, '203.0.113.5', '1.0.0');
+    clock.advance(10_000);
+    const againLast = clock.now().toISOString();
+    await verify({ key: license.key, hwuid: 'loop-pc' }, '203.0.113.5', '1.0.0');
+    assert.equal(await flush(), true);
+    assert.equal((await timeline(seller, license.id, '?type=verification')).events.length, 4, 'held back');
+    clock.advance(50_000);
     assert.equal(await flush(), true);
 
     const { events } = await timeline(seller, license.id, '?type=verification');
     assert.deepEqual(
       events.map((e) => [e.hwuid, e.outcome, e.appVersion, e.repeats]),
       [
-        ['loop-pc', 'valid', '1.0.0', 1],
+        ['loop-pc', 'valid', '1.0.0', 2],
         ['third-pc', 'device_limit_reached', '1.0.0', 1],
         ['other-pc', 'valid', '1.0.0', 1],
         ['loop-pc', 'valid', '1.0.1', 1],
@@ -142,7 +150,8 @@ describe('what a license’s timeline records', () => {
     const looped = events.at(-1) as Entry;
     assert.equal(looped.occurredAt, first);
     assert.equal(looped.lastOccurredAt, last);
-    assert.equal(events[0]?.lastOccurredAt, null, 'one call has no last');
+    assert.equal(events[1]?.lastOccurredAt, null, 'one call has no last');
+    assert.deepEqual([events[0]?.occurredAt, events[0]?.lastOccurredAt], [again, againLast]);
   });
 
   test('status changes name who made them: the seller, an API key, the expiry job', async () => {
