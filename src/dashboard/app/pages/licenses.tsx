@@ -159,7 +159,11 @@ function AllLicenses({ apps }: { apps: App[] }) {
                       </span>
                     ),
                   },
-                  { title: 'E-mail', sort: 'email', cell: (license) => license.email ?? '—' },
+                  {
+                    title: 'E-mail',
+                    sort: 'email',
+                    cell: (license) => (license.email ? <span class="break">{license.email}</span> : '—'),
+                  },
                   {
                     title: 'Status',
                     sort: 'status',

@@ -87,7 +87,7 @@ export function OrdersPage() {
                     <a href={href(`/orders/${order.id}`)}>{formatDateTime(order.createdAt)}</a>
                   ),
                 },
-                { title: 'Buyer', sort: 'email', cell: (order) => order.email },
+                { title: 'Buyer', sort: 'email', cell: (order) => <span class="break">{order.email}</span> },
                 { title: 'Product', cell: (order) => products.name(order.productId) },
                 {
                   title: 'Amount',
