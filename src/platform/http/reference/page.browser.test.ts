@@ -75,6 +75,10 @@ describe('the API reference page', { skip: PGLITE_PASS_ONLY }, () => {
     });
     assert.match((await probe.textContent()) ?? '', /At the host’s root: http:\/\/[^ ]+\/readyz/);
 
+    assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/favicon.svg');
+    const icon = await fetch(new URL('/favicon.svg', server.service.coreUrl));
+    assert.deepEqual([icon.status, icon.headers.get('content-type')], [200, 'image/svg+xml']);
+    await icon.arrayBuffer();
     assert.equal(await page.locator('script').count(), 0);
     assert.deepEqual(consoleErrors, [], 'the strict policy refused nothing the page needs');
     const origin = new URL(server.service.coreUrl).origin;

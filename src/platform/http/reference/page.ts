@@ -107,10 +107,11 @@ ul.schema li{margin:.15rem 0}
 @media (max-width:50rem){.layout{display:block}nav{position:static;max-height:none;border-right:0;border-bottom:1px solid var(--line)}}
 `;
 
-/** Strict: nothing but the inline stylesheet above; no scripts, images, frames or form targets. */
+/** Strict: the inline stylesheet above and the host's favicon; no scripts, frames or form targets. */
 export const PAGE_POLICY = [
   "default-src 'none'",
   `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
+  "img-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
@@ -350,6 +351,7 @@ ${tag.webhooks.map(({ name, op }) => webhook(name, op)).join('\n')}
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(doc.info.title)} — API reference</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <style>${STYLE}</style>
 </head>
 <body>
