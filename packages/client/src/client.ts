@@ -207,7 +207,8 @@ export class LicensingClient {
    * The update check: the newest release this license may have past `currentVersion`, with its
    * files for the platform and architecture (links good for an hour, signed manifests for
    * `verifyArtifact`); null when the client is up to date. The license is checked as verify
-   * checks it (the device bound while there is room); a refusal throws its code.
+   * checks it (the device bound while there is room), or with `token` as introspection checks
+   * the token; a refusal throws its code.
    */
   checkForUpdate = async (input: UpdateCheckInput): Promise<AvailableUpdate | null> =>
     (await this.repeatable<AvailableUpdate | undefined>('POST', '/releases/upgrade', input)) ?? null;

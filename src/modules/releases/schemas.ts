@@ -119,11 +119,25 @@ export const ArtifactQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const Key = Type.String({ minLength: 1, maxLength: 100, description: 'The license key' });
+const Key = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'The license key; or send `token` instead',
+});
+/** A compact JWS: three base64url parts (the last empty for an unsigned one, which is refused later). */
+const JWS_SHAPE = '[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*';
+const LicenseToken = Type.String({
+  minLength: 1,
+  maxLength: 8192,
+  pattern: `^${JWS_SHAPE}$`,
+  errorMessage: 'must be a license token (the license_token verify answers)',
+  description:
+    'A license token verify signed (license_token), in place of `key` and `hwuid`: it stands for its license and device. Checked as introspection checks it (signature, expiry, revocation), then the license as it is now',
+});
 const DeviceId = Type.String({
   minLength: 1,
   maxLength: 200,
-  description: 'The device, as verify takes it: required when the license binds devices',
+  description: 'The device, as verify takes it, with `key`: required when the license binds devices',
 });
 const Platform = Type.String({
   minLength: 1,
@@ -139,7 +153,8 @@ const Arch = Type.String({
 export const UpgradeBody = Type.Object(
   {
     appId: Uuid,
-    key: Key,
+    key: Type.Optional(Key),
+    token: Type.Optional(LicenseToken),
     hwuid: Type.Optional(DeviceId),
     currentVersion: Type.String({
       minLength: 1,
@@ -195,7 +210,8 @@ export const Upgrade = Type.Object({
 export const DownloadBody = Type.Object(
   {
     appId: Uuid,
-    key: Key,
+    key: Type.Optional(Key),
+    token: Type.Optional(LicenseToken),
     hwuid: Type.Optional(DeviceId),
     version: Type.String({ minLength: 1, maxLength: 128, description: 'The release’s version' }),
     filename: Type.String({ minLength: 1, maxLength: 255 }),
@@ -225,16 +241,18 @@ export const FileQuery = Type.Object(
  */
 export const FeedHeaders = Type.Object({
   authorization: Type.String({
-    maxLength: 120,
-    pattern: '^[Ll][Ii][Cc][Ee][Nn][Ss][Ee] +[^\\s]{1,100}$',
-    description: 'License <license key>',
-    errorMessage: 'must be License followed by the license key',
+    maxLength: 8300,
+    pattern: `^(?:[Ll][Ii][Cc][Ee][Nn][Ss][Ee] +[^\\s]{1,100}|[Bb][Ee][Aa][Rr][Ee][Rr] +${JWS_SHAPE})$`,
+    description:
+      'License <license key>, or Bearer <license token> (a token verify signed, standing for its license and device)',
+    errorMessage: 'must be License followed by the license key, or Bearer followed by a license token',
   }),
   'x-device-id': Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 200,
-      description: 'The device’s hwuid, as verify takes it: required when the license binds devices',
+      description:
+        'The device’s hwuid, as verify takes it, with a license key: required when the license binds devices; not sent with a token',
       errorMessage: 'must be the device’s hwuid, 1 to 200 characters',
     }),
   ),
