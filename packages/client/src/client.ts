@@ -5,6 +5,7 @@ import type {
   AvailableUpdate,
   Release,
   ReleaseChannel,
+  ReleaseDownloads,
   ReleaseInput,
   ReleaseUpdateInput,
   UpdateCheckInput,
@@ -365,6 +366,9 @@ export class LicensingClient {
     /** Deletes a draft; a published release is yanked instead. */
     remove: (appId: string, releaseId: string) =>
       this.once<void>('DELETE', `/apps/${seg(appId)}/releases/${seg(releaseId)}`),
+    /** Downloads per UTC day over a period (the last 30 days by default), in all and per file. */
+    downloads: (appId: string, releaseId: string, query: { from?: string; to?: string } = {}) =>
+      this.get<ReleaseDownloads>(`/apps/${seg(appId)}/releases/${seg(releaseId)}/downloads`, query),
     /**
      * Uploads a file of the release: the body is sent as it is (application/octet-stream) and the
      * service computes its size and digests. A Blob, an ArrayBuffer or a Buffer is retried like a

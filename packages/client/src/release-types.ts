@@ -50,6 +50,35 @@ export interface Artifact {
   createdAt: string;
 }
 
+/** One UTC day's downloads: `start` is its midnight (UTC). */
+export interface DownloadDay {
+  start: string;
+  downloads: number;
+}
+
+/**
+ * `GET /apps/:appId/releases/:releaseId/downloads`: downloads per UTC day over a period, for the
+ * release and for each of its files; every day is present, zero when none.
+ */
+export interface ReleaseDownloads {
+  releaseId: string;
+  /** The start of the first day, and the `to` asked for (now by default). */
+  from: string;
+  to: string;
+  days: number;
+  /** The release's downloads in the period, and per day. */
+  downloads: number;
+  points: DownloadDay[];
+  artifacts: {
+    id: string;
+    filename: string;
+    platform: string | null;
+    arch: string | null;
+    downloads: number;
+    points: DownloadDay[];
+  }[];
+}
+
 /** Which artifact of a release: its file name, and its platform and architecture when it names them. */
 export interface ArtifactAddress {
   filename: string;

@@ -421,7 +421,7 @@ export function createDistribution({
       if (artifact?.release_status !== 'published') throw notFound('Artifact');
       const validFor = Math.max(MIN_REDIRECT_SECONDS, link.expires - Math.floor(now.getTime() / 1000));
       const download = await blobs.download(artifact, validFor);
-      if (startsAtZero) await store.countDownload(db, artifactId);
+      if (startsAtZero) await store.countDownload(db, artifactId, iso(now).slice(0, 10));
       return { download, filename: artifact.filename, sha256: artifact.sha256 };
     },
   };

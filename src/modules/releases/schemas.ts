@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { DateTime, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 import { FeatureList } from '../products/schemas.js';
 import { AppVersionHeader } from '../timeline/index.js';
 
@@ -98,6 +98,53 @@ export const Artifact = Type.Object({
     description: 'Downloads served through license-gated links (a resumed download counts once)',
   }),
   createdAt: Timestamp,
+});
+
+export const DownloadsQuery = Type.Object(
+  {
+    from: Type.Optional(
+      Type.String({
+        ...DateTime,
+        description: 'The days start with the UTC day holding this instant (default: 29 days before `to`)',
+      }),
+    ),
+    to: Type.Optional(
+      Type.String({
+        ...DateTime,
+        description:
+          'The days end with the UTC day holding this instant (default: now); at most 366 days in all',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const DayPoints = Type.Array(
+  Type.Object({
+    start: Timestamp,
+    downloads: Type.Integer({ minimum: 0 }),
+  }),
+  { description: 'One point per UTC day of the period, in order; zero on a day without downloads' },
+);
+
+export const ReleaseDownloads = Type.Object({
+  releaseId: Uuid,
+  from: Timestamp,
+  to: Timestamp,
+  days: Type.Integer({ minimum: 1, description: 'How many UTC days the period holds' }),
+  downloads: Type.Integer({ minimum: 0, description: 'The release’s downloads in the period' }),
+  points: DayPoints,
+  artifacts: Type.Array(
+    Type.Object({
+      id: Uuid,
+      filename: Type.String(),
+      platform: Nullable(Type.String()),
+      arch: Nullable(Type.String()),
+      downloads: Type.Integer({ minimum: 0, description: 'The artifact’s downloads in the period' }),
+      points: DayPoints,
+    }),
+    { description: 'Each artifact of the release, as the artifact list orders them' },
+  ),
 });
 
 export const ArtifactList = Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer() });
