@@ -259,4 +259,24 @@ func TestLiveAnUpdateIsOfferedAndTheDownloadedFileChecksAgainstItsManifest(t *te
 	if _, err := s.client.CheckForUpdate(ctx, request); CodeOf(err) != "validation_failed" {
 		t.Fatalf("a version that is none: %v", err)
 	}
+	// A license token from verify stands for the key and the device.
+	verified, err := s.client.Verify(ctx, LicenseRequest{Key: s.key, AppID: s.appID, HWUID: s.hwuid})
+	if err != nil || verified.LicenseToken == "" {
+		t.Fatalf("verify: %+v, %v", verified, err)
+	}
+	byToken := UpdateRequest{Token: verified.LicenseToken, AppID: s.appID, CurrentVersion: "1.0.0", Platform: "linux"}
+	if offered, err := s.client.CheckForUpdate(ctx, byToken); err != nil || offered == nil ||
+		offered.Release.Version != update.Release.Version {
+		t.Fatalf("update with a token: %+v, %v", offered, err)
+	}
+	// Another payload under the same signature.
+	parts := strings.Split(verified.LicenseToken, ".")
+	byToken.Token = strings.Join([]string{parts[0], parts[0], parts[2]}, ".")
+	if _, err := s.client.CheckForUpdate(ctx, byToken); CodeOf(err) != "invalid_signature" {
+		t.Fatalf("a changed token: %v", err)
+	}
+	byToken.Key = s.key
+	if _, err := s.client.CheckForUpdate(ctx, byToken); err == nil {
+		t.Fatal("a key and a token together were sent")
+	}
 }

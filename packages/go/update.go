@@ -6,11 +6,15 @@ import (
 	"net/http"
 )
 
-// UpdateRequest is what client software says about itself when it asks for an update.
+// UpdateRequest is what client software says about itself when it asks for an update. The
+// license is its Key (with HWUID), or Token: a license token Verify answered (LicenseToken),
+// which stands for its license and device; one of the two, never both.
 type UpdateRequest struct {
-	Key   string `json:"key"`
+	Key string `json:"key,omitempty"`
+	// Token: a license token from Verify, in place of Key and HWUID.
+	Token string `json:"token,omitempty"`
 	AppID string `json:"appId"`
-	// HWUID: the device id (MachineFingerprint); required when the license binds devices.
+	// HWUID: the device id (MachineFingerprint), with Key; required when the license binds devices.
 	HWUID string `json:"hwuid,omitempty"`
 	// CurrentVersion: the version this software runs (semantic versioning).
 	CurrentVersion string `json:"currentVersion"`
@@ -50,11 +54,15 @@ type ReleaseFile struct {
 
 // CheckForUpdate is POST /releases/upgrade: the newest release this license may have past
 // CurrentVersion, with its files; nil (and no error) when the software is up to date. The
-// license is checked as verify checks it; a refusal is an *Error (KindAPI) with its code
-// (license_expired, channel_not_granted, device_limit_reached…).
+// license is checked as verify checks it (a Token as introspection checks it, then its license
+// as it is now); a refusal is an *Error (KindAPI) with its code (license_expired,
+// channel_not_granted, device_limit_reached, token_expired…).
 func (c *Client) CheckForUpdate(ctx context.Context, request UpdateRequest) (*Update, error) {
-	if request.Key == "" || request.AppID == "" || request.CurrentVersion == "" {
-		return nil, errors.New("licensing: Key, AppID and CurrentVersion: all are required")
+	if (request.Key == "") == (request.Token == "") {
+		return nil, errors.New("licensing: Key or Token: one of the two is required, not both")
+	}
+	if request.AppID == "" || request.CurrentVersion == "" {
+		return nil, errors.New("licensing: AppID and CurrentVersion: both are required")
 	}
 	var answer *Update
 	if err := c.send(ctx, http.MethodPost, "/releases/upgrade", request, "", &answer); err != nil {

@@ -130,6 +130,10 @@ const ROUTES: Record<string, Entry> = {
     path: (o) => `${release(o)}/yank`,
   },
   'core DELETE /v1/apps/:appId/releases/:releaseId': { kind: 'resource', path: (o) => release(o) },
+  'core GET /v1/apps/:appId/releases/:releaseId/downloads': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/downloads`,
+  },
   'core GET /v1/apps/:appId/releases/:releaseId/artifacts': {
     kind: 'resource',
     path: (o) => `${release(o)}/artifacts`,

@@ -95,6 +95,27 @@ const artifactsOf = async (releaseId: string) =>
     sha256: string;
   }[];
 
+/** A client with a license that may have the release downloads its file once, through a link. */
+async function downloadOnce(version: string, filename: string) {
+  const license = (
+    await server.api.post(`/apps/${appId}/licenses`, { features: ['pro', 'export'] }, token())
+  ).expect(201).body;
+  const link = (
+    await server.api.post('/releases/download', {
+      appId,
+      key: license.key,
+      version,
+      filename,
+      platform: 'linux',
+      arch: 'x64',
+    })
+  ).expect(200).body;
+  const path = link.downloadUrl.slice(server.config.apiBaseUrl.length);
+  const res = await fetch(`${server.service.coreUrl}/v1${path}`);
+  assert.equal(res.status, 200);
+  await res.arrayBuffer();
+}
+
 /**
  * Every value the page's progress bars take from now on, in order: recorded by an observer put
  * in through the debugging protocol (the page's policy allows no script of ours).
@@ -270,6 +291,17 @@ for (const [label, viewport, version] of [
       await page.getByRole('definition').getByText('published', { exact: true }).waitFor();
       assert.equal((await releaseOf(releaseId)).status, 'published');
       assert.equal(await files.getByRole('button', { name: /^Remove/ }).count(), 0, 'published files stay');
+
+      // A client downloads the file; the release's page shows it on today's bar and by file.
+      await page.getByRole('heading', { name: 'Downloads' }).waitFor();
+      await page.getByText('Downloads per day, last 30 days (0)').first().waitFor();
+      await downloadOnce(version, filename);
+      await page.reload();
+      await heading(page, `Release ${version}`).waitFor();
+      await page.getByText('Downloads per day, last 30 days (1)').first().waitFor();
+      const perFile = page.getByRole('table', { name: 'Downloads per file, last 30 days' });
+      const fileRow = perFile.locator('tbody tr').filter({ hasText: filename });
+      assert.match((await fileRow.textContent()) ?? '', /linux.*x64.*1$/s);
       await judge(page, `a published release at ${width} px`);
       await screenshot(page, `release-${width}`);
 

@@ -363,6 +363,10 @@ export async function snapshotRows(db: Db, userIds: readonly string[]): Promise<
     ['notifications', sql`to_user_id in ${users}`],
     ['releases', sql`user_id in ${users} or app_id in ${apps}`],
     ['release_artifacts', sql`user_id in ${users} or app_id in ${apps}`],
+    [
+      'release_artifact_downloads',
+      sql`artifact_id in (select id from release_artifacts where user_id in ${users} or app_id in ${apps})`,
+    ],
     ['seller_brands', sql`user_id in ${users}`],
   ];
   // Left out: what background flushes write whatever a request does (an API key's last use, a

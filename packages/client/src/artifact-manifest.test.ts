@@ -77,6 +77,25 @@ describe('checkForUpdate', () => {
     assert.ok(refused instanceof LicensingApiError);
     assert.deepEqual([refused.status, refused.code], [409, 'device_limit_reached']);
   });
+
+  test('takes a license token from verify in place of the key and the device', async () => {
+    const license = await issueLicense(server, seller, { maxDevices: 1 });
+    const verified = await client.verify({ appId: seller.appId, key: license.key, hwuid: 'pc-1' });
+    const token = verified.license_token;
+    assert.ok(token);
+    const ask = { appId: seller.appId, token, platform: 'linux' };
+    assert.equal(
+      (await client.checkForUpdate({ ...ask, currentVersion: '3.0.0' }))?.release.version,
+      '3.1.0',
+    );
+    assert.equal(await client.checkForUpdate({ ...ask, currentVersion: '3.1.0' }), null);
+    const [head, , signature] = token.split('.');
+    const refused = await client
+      .checkForUpdate({ ...ask, token: `${head}.${head}.${signature}`, currentVersion: '3.0.0' })
+      .catch((e) => e);
+    assert.ok(refused instanceof LicensingApiError);
+    assert.deepEqual([refused.status, refused.code], [403, 'invalid_signature']);
+  });
 });
 
 describe('verifyArtifact', () => {

@@ -5,6 +5,7 @@ import type {
   AvailableUpdate,
   Release,
   ReleaseChannel,
+  ReleaseDownloads,
   ReleaseInput,
   ReleaseUpdateInput,
   UpdateCheckInput,
@@ -207,7 +208,8 @@ export class LicensingClient {
    * The update check: the newest release this license may have past `currentVersion`, with its
    * files for the platform and architecture (links good for an hour, signed manifests for
    * `verifyArtifact`); null when the client is up to date. The license is checked as verify
-   * checks it (the device bound while there is room); a refusal throws its code.
+   * checks it (the device bound while there is room), or with `token` as introspection checks
+   * the token; a refusal throws its code.
    */
   checkForUpdate = async (input: UpdateCheckInput): Promise<AvailableUpdate | null> =>
     (await this.repeatable<AvailableUpdate | undefined>('POST', '/releases/upgrade', input)) ?? null;
@@ -364,6 +366,9 @@ export class LicensingClient {
     /** Deletes a draft; a published release is yanked instead. */
     remove: (appId: string, releaseId: string) =>
       this.once<void>('DELETE', `/apps/${seg(appId)}/releases/${seg(releaseId)}`),
+    /** Downloads per UTC day over a period (the last 30 days by default), in all and per file. */
+    downloads: (appId: string, releaseId: string, query: { from?: string; to?: string } = {}) =>
+      this.get<ReleaseDownloads>(`/apps/${seg(appId)}/releases/${seg(releaseId)}/downloads`, query),
     /**
      * Uploads a file of the release: the body is sent as it is (application/octet-stream) and the
      * service computes its size and digests. A Blob, an ArrayBuffer or a Buffer is retried like a

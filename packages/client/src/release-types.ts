@@ -50,6 +50,35 @@ export interface Artifact {
   createdAt: string;
 }
 
+/** One UTC day's downloads: `start` is its midnight (UTC). */
+export interface DownloadDay {
+  start: string;
+  downloads: number;
+}
+
+/**
+ * `GET /apps/:appId/releases/:releaseId/downloads`: downloads per UTC day over a period, for the
+ * release and for each of its files; every day is present, zero when none.
+ */
+export interface ReleaseDownloads {
+  releaseId: string;
+  /** The start of the first day, and the `to` asked for (now by default). */
+  from: string;
+  to: string;
+  days: number;
+  /** The release's downloads in the period, and per day. */
+  downloads: number;
+  points: DownloadDay[];
+  artifacts: {
+    id: string;
+    filename: string;
+    platform: string | null;
+    arch: string | null;
+    downloads: number;
+    points: DownloadDay[];
+  }[];
+}
+
 /** Which artifact of a release: its file name, and its platform and architecture when it names them. */
 export interface ArtifactAddress {
   filename: string;
@@ -57,12 +86,26 @@ export interface ArtifactAddress {
   arch?: string;
 }
 
-/** `checkForUpdate`: what the client runs, and what it can install. */
-export interface UpdateCheckInput {
+/**
+ * `checkForUpdate`: the license, what the client runs, and what it can install. The license is
+ * its key (with the device, as verify takes it), or a license token verify answered
+ * (`license_token`), which stands for its license and device.
+ */
+export type UpdateCheckInput = (
+  | {
+      key: string;
+      /** The device, as verify takes it: required when the license binds devices. */
+      hwuid?: string;
+      token?: never;
+    }
+  | {
+      /** A license token from verify, in place of the key; refused once expired or revoked. */
+      token: string;
+      key?: never;
+      hwuid?: never;
+    }
+) & {
   appId: string;
-  key: string;
-  /** The device, as verify takes it: required when the license binds devices. */
-  hwuid?: string;
   /** The version the client runs (semantic versioning). */
   currentVersion: string;
   /** The channel it follows (default stable); it also receives every more stable one. */
@@ -70,7 +113,7 @@ export interface UpdateCheckInput {
   /** Only releases with a file for this platform and architecture (or for every one). */
   platform?: string;
   arch?: string;
-}
+};
 
 /** A file of an offered release, with an hour-long link to its bytes and its signed manifest. */
 export interface ReleaseFile {

@@ -105,6 +105,17 @@ class LiveTest(unittest.TestCase):
         with self.assertRaises(LicensingApiError) as invalid:
             self.client.check_for_update(self.key, self.app_id, "latest", self.hwuid)
         self.assertEqual((invalid.exception.status, invalid.exception.code), (400, "validation_failed"))
+        # A license token from verify stands for the key and the device.
+        token = self.client.verify(self.key, self.app_id, self.hwuid)["license_token"]
+        by_token = self.client.check_for_update(None, self.app_id, "1.0.0", token=token, platform="linux")
+        assert by_token is not None
+        self.assertEqual(by_token["release"]["version"], version)
+        head, _, signature = token.split(".")
+        with self.assertRaises(LicensingApiError) as forged:
+            self.client.check_for_update(None, self.app_id, "1.0.0", token=f"{head}.{head}.{signature}")
+        self.assertEqual((forged.exception.status, forged.exception.code), (403, "invalid_signature"))
+        with self.assertRaises(TypeError):
+            self.client.check_for_update(self.key, self.app_id, "1.0.0", token=token)
 
     def test_a_refused_request_raises_the_service_code(self) -> None:
         with self.assertRaises(LicensingApiError) as refused:

@@ -6,7 +6,12 @@
 import type { Release, ReleaseChannel } from '../../../packages/client/src/release-types';
 import type { ApiKey, License, Page, Product, User } from '../../../packages/client/src/types';
 
-export type { Artifact, Release, ReleaseChannel } from '../../../packages/client/src/release-types';
+export type {
+  Artifact,
+  Release,
+  ReleaseChannel,
+  ReleaseDownloads,
+} from '../../../packages/client/src/release-types';
 export type {
   ApiKey,
   App,

@@ -19,4 +19,9 @@ export {
 } from './license-file-signer.js';
 export { registerKeySetRoutes } from './routes.js';
 export { verificationTierOf } from './token-lifetime.js';
-export { createTokenSigner, type TokenSigner } from './token-signer.js';
+export {
+  createTokenSigner,
+  type LicenseTokenClaims,
+  type TokenCheck,
+  type TokenSigner,
+} from './token-signer.js';

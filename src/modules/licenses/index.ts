@@ -17,6 +17,7 @@ export { offlineLicenses } from './offline-store.js';
 export { registerLicenseRoutes, registerVerificationRoutes } from './routes.js';
 export { Hwuid } from './schemas.js';
 export { createLicenseService, type LicenseService } from './service.js';
+export type { TokenHolder, TokenRefusal } from './token-introspection.js';
 export { createVerification, type Verification } from './verification.js';
 export { createVerificationCache, type VerificationCache } from './verification-cache.js';
 export { recordLastVerified } from './verification-store.js';

@@ -90,6 +90,20 @@ export function findLicenseById(executor: Executor, licenseId: string): Promise<
   return executor.selectFrom('licenses').selectAll().where('id', '=', licenseId).executeTakeFirst();
 }
 
+/** A license with its product's features: what a token's holder is checked and granted by. */
+export type TokenLicense = LicenseRow & { product_features: string[] | null };
+
+/** The license a token names, with its product's features (its entitlements when it sets none). */
+export function findTokenLicense(executor: Executor, licenseId: string): Promise<TokenLicense | undefined> {
+  return executor
+    .selectFrom('licenses as l')
+    .leftJoin('products as p', 'p.id', 'l.product_id')
+    .selectAll('l')
+    .select('p.features as product_features')
+    .where('l.id', '=', licenseId)
+    .executeTakeFirst();
+}
+
 /** Whose licenses a list reads: one app's, or a seller's (of one app when `appId` is set). */
 export type LicenseScope = { appId: string } | { userId: string; appId: string | null };
 

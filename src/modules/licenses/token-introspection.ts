@@ -1,10 +1,30 @@
+import type { LicenseStatus } from '../../platform/db/schema.js';
 import { notFound } from '../../platform/errors.js';
 import { apiKeyAppId, type Principal } from '../../platform/http/principal.js';
-import { parseJti } from '../license-tokens/index.js';
+import { type LicenseTokenClaims, parseJti, type TokenCheck } from '../license-tokens/index.js';
 import type { VerificationDeps } from './deps.js';
 import { clientStatus, effectiveStatus, grantsUse, keepsAccess, REASON_OF_STATUS } from './license-status.js';
 import * as store from './store.js';
 import { checkInDeadline } from './terms.js';
+
+/** Why a token stands for no license that may be used now: introspection's reasons. */
+export type TokenRefusal =
+  | Extract<TokenCheck, { ok: false }>['reason']
+  | 'token_revoked'
+  | 'license_not_found'
+  | 'check_in_overdue'
+  | (typeof REASON_OF_STATUS)[keyof typeof REASON_OF_STATUS];
+
+/** The license a token stands for, with its product's features, as read now; or why not. */
+export type TokenHolder =
+  | {
+      ok: true;
+      claims: LicenseTokenClaims;
+      license: store.TokenLicense;
+      /** Its status now (an active license past its expiry is expired). */
+      status: LicenseStatus;
+    }
+  | { ok: false; reason: TokenRefusal; status?: LicenseStatus };
 
 /**
  * The tokens verification hands out, after the fact: introspected against the live state (never
@@ -17,26 +37,40 @@ export function createTokenIntrospection({
   signer,
   denylist,
 }: Pick<VerificationDeps, 'db' | 'clock' | 'log' | 'signer' | 'denylist'>) {
+  /**
+   * The license a token stands for now, as introspection decides it: signature and claims, the
+   * denylist, then the live license (status, expiry, a check-in deadline), never the cache.
+   */
+  async function holderOf(token: string): Promise<TokenHolder> {
+    const checked = signer ? await signer.check(token) : ({ ok: false, reason: 'invalid_token' } as const);
+    if (!checked.ok) return { ok: false, reason: checked.reason };
+    const { claims } = checked;
+    if (await denylist.isDenied(claims.jti)) return { ok: false, reason: 'token_revoked' };
+    const license = await store.findTokenLicense(db, checked.licenseId);
+    if (!license) return { ok: false, reason: 'license_not_found' };
+    const now = clock.now();
+    const status = effectiveStatus(license.status, license.expires_at, now);
+    if (!grantsUse(status) && !keepsAccess(license, now))
+      return { ok: false, reason: REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS], status };
+    const deadline = checkInDeadline(license);
+    if (deadline && now.getTime() > deadline.getTime())
+      return { ok: false, reason: 'check_in_overdue', status };
+    return { ok: true, claims, license, status };
+  }
+
   return {
+    holderOf,
+
     /** Signature and claims first, then the live state: the license and the denylist. */
     async introspect(token: string) {
-      const checked = signer ? await signer.check(token) : ({ ok: false, reason: 'invalid_token' } as const);
-      if (!checked.ok) return { active: false, reason: checked.reason };
-      const { claims } = checked;
-      if (await denylist.isDenied(claims.jti)) return { active: false, reason: 'token_revoked' };
-      const license = await store.findLicenseById(db, checked.licenseId);
-      if (!license) return { active: false, reason: 'license_not_found' };
-      const now = clock.now();
-      const status = effectiveStatus(license.status, license.expires_at, now);
-      if (!grantsUse(status) && !keepsAccess(license, now))
+      const held = await holderOf(token);
+      if (!held.ok)
         return {
           active: false,
-          reason: REASON_OF_STATUS[status as keyof typeof REASON_OF_STATUS],
-          status: clientStatus(status),
+          reason: held.reason,
+          ...(held.status ? { status: clientStatus(held.status) } : {}),
         };
-      const deadline = checkInDeadline(license);
-      if (deadline && now.getTime() > deadline.getTime())
-        return { active: false, reason: 'check_in_overdue', status: clientStatus(status) };
+      const { claims } = held;
       return {
         active: true,
         sub: claims.sub,
@@ -44,7 +78,7 @@ export function createTokenIntrospection({
         jti: claims.jti,
         exp: claims.exp,
         iat: claims.iat,
-        status: clientStatus(status),
+        status: clientStatus(held.status),
         ...(claims.license_exp !== undefined ? { license_exp: claims.license_exp } : {}),
         svc_vt: claims.svc_vt,
         seller_tier: claims.seller_tier,

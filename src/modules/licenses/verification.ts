@@ -279,6 +279,8 @@ export function createVerification({
     checkin: seatLeases.checkin,
 
     introspect: tokens.introspect,
+    /** The license a license token stands for now, or why none (token-introspection.ts). */
+    tokenHolder: tokens.holderOf,
     revokeToken: tokens.revokeToken,
   };
 }

@@ -7,7 +7,7 @@ import { perMinute } from '../../platform/http/rate-limit.js';
 import { found, noContent } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
 import { AppVersionHeader, clientCallOf } from '../timeline/index.js';
-import type { Distribution } from './distribution.js';
+import { credentialOf, type Distribution } from './distribution.js';
 import {
   DownloadableArtifact,
   DownloadBody,
@@ -32,11 +32,17 @@ export const LICENSE_REFUSALS = {
   trial_already_used: 'the device already had a trial of this product',
   channel_not_granted: 'the license’s channel: entitlements do not include this channel',
   feature_not_granted: 'the release requires an entitlement the license does not grant',
+  token_expired: 'the license token has expired: verify again for a fresh one',
+  token_revoked: 'the license token was revoked by its seller',
+  invalid_signature: 'the license token’s signature is not the service’s (tampered, or another key)',
+  invalid_token:
+    'not a license token of this service (malformed, another use, an algorithm its key does not have)',
 } as const;
 
 /**
  * What client software calls to stay up to date: the update check and a download link, both
- * public (the license key is the credential) and limited like verify; and the links' files.
+ * public (the license key or a license token is the credential) and limited like verify; and
+ * the links' files.
  */
 export function registerDistributionRoutes(
   app: HttpApp,
@@ -50,7 +56,7 @@ export function registerDistributionRoutes(
     schema: {
       summary: 'Check for an update',
       description:
-        'For client software. Checks the license as verify does (without a check-in), then answers the newest published release it may have that is newer than currentVersion on its channel or a more stable one, with its artifacts for the platform and architecture and links to their bytes; 204 when the client is up to date. Yanked releases are never offered.',
+        'For client software, with the license key (and the device) or a license token verify signed. Checks the license as verify does (without a check-in; a token as introspection does, then its license as it is now), then answers the newest published release it may have that is newer than currentVersion on its channel or a more stable one, with its artifacts for the platform and architecture and links to their bytes; 204 when the client is up to date. Yanked releases are never offered.',
       tags: ['releases'],
       body: UpgradeBody,
       headers: AppVersionHeader,
@@ -59,7 +65,11 @@ export function registerDistributionRoutes(
     },
     handler: async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const offered = await distribution.upgrade(request.body, clientCallOf(request));
+      const { key, token, hwuid, ...asked } = request.body;
+      const offered = await distribution.upgrade(
+        { ...asked, ...credentialOf({ key, token, hwuid }) },
+        clientCallOf(request),
+      );
       if (!offered) return reply.status(204).send();
       return offered;
     },
@@ -70,7 +80,7 @@ export function registerDistributionRoutes(
     schema: {
       summary: 'Get a download link for a release artifact',
       description:
-        'For client software and download pages. Checks the license as the update check does, then answers a link to the artifact’s bytes that works for an hour (range requests resume it).',
+        'For client software and download pages, with the license key (and the device) or a license token. Checks the license as the update check does, then answers a link to the artifact’s bytes that works for an hour (range requests resume it).',
       tags: ['releases'],
       body: DownloadBody,
       headers: AppVersionHeader,
@@ -82,7 +92,11 @@ export function registerDistributionRoutes(
     },
     handler: (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return distribution.download(request.body, clientCallOf(request));
+      const { key, token, hwuid, ...asked } = request.body;
+      return distribution.download(
+        { ...asked, ...credentialOf({ key, token, hwuid }) },
+        clientCallOf(request),
+      );
     },
   });
 

@@ -26,13 +26,47 @@ import { RELEASE_CHANNELS } from './schemas.js';
 import * as store from './store.js';
 import { parseVersion } from './version-order.js';
 
+/**
+ * How a client presents its license: the key (and the device, as verify takes it), or a license
+ * token verify signed, which stands for the license and the device it was signed for.
+ */
+export type LicenseCredential = { key: string; hwuid?: string } | { token: string };
+
 /** What a client says about itself when it asks for a release. */
-export interface LicensedClient {
+export type LicensedClient = LicenseCredential & {
   appId: string;
-  key: string;
-  hwuid?: string;
   platform?: string;
   arch?: string;
+};
+
+/** A request's credential fields as the routes take them: one of key and token, checked here. */
+export interface CredentialFields {
+  key?: string;
+  token?: string;
+  hwuid?: string;
+}
+
+/**
+ * The credential a request sent: a key (with its device, if any) or a token, never both, never
+ * neither; a token names its device, so a hwuid beside it is refused. `names` are the request's
+ * own names for the fields (the feeds send them in headers), for the 400 to name.
+ */
+export function credentialOf(
+  fields: CredentialFields,
+  names: Record<keyof CredentialFields, string> = { key: 'key', token: 'token', hwuid: 'hwuid' },
+): LicenseCredential {
+  const { key, token, hwuid } = fields;
+  if (key !== undefined && token !== undefined) {
+    throw invalidField(names.token, 'send the license key or a license token, not both');
+  }
+  if (token !== undefined) {
+    if (hwuid !== undefined) {
+      throw invalidField(names.hwuid, 'is not sent with a token: the token stands for its device');
+    }
+    return { token };
+  }
+  if (key === undefined) throw invalidField(names.key, 'is required: the license key, or a license token');
+  return hwuid === undefined ? { key } : { key, hwuid };
 }
 
 /** What the license check leaves for the release rules: the license's entitlements and expiry. */
@@ -121,7 +155,7 @@ export function createDistribution({
   db: Db;
   clock: Clock;
   log: Log;
-  verification: Pick<Verification, 'verify'>;
+  verification: Pick<Verification, 'verify' | 'tokenHolder'>;
   blobs: Pick<ArtifactStore, 'download'>;
   links: DownloadLinks;
   apps: Pick<AppService, 'findAnyApp'>;
@@ -129,6 +163,7 @@ export function createDistribution({
 }) {
   /** The license's grant, or the verification's refusal as an error carrying its code. */
   async function licensed(client: LicensedClient, call: ClientCall | undefined): Promise<Grant> {
+    if ('token' in client) return tokenGrant(client.token, client.appId);
     const answer = await verification.verify(
       {
         key: client.key,
@@ -147,6 +182,24 @@ export function createDistribution({
       features: answer.features ?? [],
       publishedBy: answer.expired && answer.expiresAt ? new Date(answer.expiresAt) : null,
     };
+  }
+
+  /**
+   * A token's grant: the token checked as introspection checks it (signature, expiry, the
+   * denylist), then its license as it is now, from the store: status, expiry, entitlements. The
+   * device was checked when verify signed the token, which lives minutes (on a floating license,
+   * no longer than its seat); the call is no verification, so nothing is bound or counted.
+   */
+  async function tokenGrant(token: string, appId: string): Promise<Grant> {
+    const held = await verification.tokenHolder(token);
+    if (!held.ok) throw new AppError(held.reason, refusalMessage(held.reason));
+    // A token of another app answers as a key of another app does.
+    if (held.license.app_id !== appId) {
+      throw new AppError('license_not_found', 'This license token is not of this app');
+    }
+    const grant = holderGrant(held.license, clock.now());
+    if ('refused' in grant) throw new AppError(grant.refused, refusalMessage(grant.refused));
+    return grant;
   }
 
   function offered(artifact: ReleaseArtifactRow, now: Date, manifest: string | null) {
@@ -368,7 +421,7 @@ export function createDistribution({
       if (artifact?.release_status !== 'published') throw notFound('Artifact');
       const validFor = Math.max(MIN_REDIRECT_SECONDS, link.expires - Math.floor(now.getTime() / 1000));
       const download = await blobs.download(artifact, validFor);
-      if (startsAtZero) await store.countDownload(db, artifactId);
+      if (startsAtZero) await store.countDownload(db, artifactId, iso(now).slice(0, 10));
       return { download, filename: artifact.filename, sha256: artifact.sha256 };
     },
   };
@@ -379,6 +432,13 @@ function refusalMessage(code: ErrorCode): string {
   switch (code) {
     case 'license_not_found':
       return 'No license of this app has this key';
+    case 'token_expired':
+      return 'The license token has expired: verify again for a fresh one';
+    case 'token_revoked':
+      return 'The license token was revoked';
+    case 'invalid_signature':
+    case 'invalid_token':
+      return 'The license token is not one this service signed';
     case 'hwuid_required':
       return 'This license binds devices: send the device’s hwuid';
     case 'device_limit_reached':

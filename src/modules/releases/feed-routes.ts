@@ -5,6 +5,7 @@ import { perMinute } from '../../platform/http/rate-limit.js';
 import { noContent, seeOther } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
 import { type ClientCall, clientCallOf } from '../timeline/index.js';
+import { credentialOf } from './distribution.js';
 import { LICENSE_REFUSALS } from './distribution-routes.js';
 import type { FeedClient, UpdaterFeeds } from './feeds.js';
 import {
@@ -18,21 +19,29 @@ import {
   TauriUpdate,
 } from './schemas.js';
 
-/** The license and device an updater sends in its headers (FeedHeaders), and where it called from. */
+/** The header names a refused credential is named by. */
+const HEADER_NAMES = { key: 'Authorization', token: 'Authorization', hwuid: 'X-Device-Id' };
+
+/**
+ * The license an updater sends in its headers (FeedHeaders): `License <key>` with the device in
+ * X-Device-Id, or `Bearer <license token>`; and where it called from.
+ */
 function feedClientOf(request: FastifyRequest, appId: string): { client: FeedClient; call: ClientCall } {
   const headers = request.headers as Static<typeof FeedHeaders>;
-  const key = headers.authorization.replace(/^\S+ +/, '');
+  const [, scheme = '', credential = ''] = /^(\S+) +(\S+)$/.exec(headers.authorization) ?? [];
+  const bearer = scheme.toLowerCase() === 'bearer';
   const device = headers['x-device-id'];
-  return {
-    client: { appId, key, ...(device ? { hwuid: device } : {}) },
-    call: clientCallOf(request),
+  const fields = {
+    ...(bearer ? { token: credential } : { key: credential }),
+    ...(device ? { hwuid: device } : {}),
   };
+  return { client: { appId, ...credentialOf(fields, HEADER_NAMES) }, call: clientCallOf(request) };
 }
 
 /**
  * Feeds for electron-updater and Tauri's updater, and the file address they name: public (the
- * license key, in a header, is the credential), limited like verify, no CORS (an updater is no
- * page), never cached (each answer is one license's).
+ * license key or a license token, in a header, is the credential), limited like verify, no CORS
+ * (an updater is no page), never cached (each answer is one license's).
  */
 export function registerFeedRoutes(
   app: HttpApp,
@@ -46,7 +55,7 @@ export function registerFeedRoutes(
     schema: {
       summary: 'electron-updater channel file',
       description:
-        'For electron-updater’s generic provider pointed at …/releases/feeds/<appId>/electron, with requestHeaders Authorization: License <key> and X-Device-Id: <hwuid>. Checks the license as the update check does, then answers the channel file as electron-builder writes it (version, files with url, base64 sha512 and size, path, sha512, releaseNotes, releaseDate) for the newest release on the channel or a more stable one that has a file electron-updater installs on that platform: .exe on Windows (latest.yml), .zip (and .dmg) on macOS (latest-mac.yml), .AppImage, .deb, .rpm or .pacman on Linux (latest-linux.yml for x64, latest-linux-arm64.yml…). Yanked releases are never offered.',
+        'For electron-updater’s generic provider pointed at …/releases/feeds/<appId>/electron, with requestHeaders Authorization: License <key> and X-Device-Id: <hwuid> (or Authorization: Bearer <license token>). Checks the license as the update check does, then answers the channel file as electron-builder writes it (version, files with url, base64 sha512 and size, path, sha512, releaseNotes, releaseDate) for the newest release on the channel or a more stable one that has a file electron-updater installs on that platform: .exe on Windows (latest.yml), .zip (and .dmg) on macOS (latest-mac.yml), .AppImage, .deb, .rpm or .pacman on Linux (latest-linux.yml for x64, latest-linux-arm64.yml…). Yanked releases are never offered.',
       tags: ['releases'],
       params: ElectronFeedParams,
       querystring: ElectronFeedQuery,
@@ -69,7 +78,7 @@ export function registerFeedRoutes(
     schema: {
       summary: 'Tauri updater endpoint',
       description:
-        'For Tauri’s updater (v2), as the endpoint …/releases/feeds/<appId>/tauri/{{target}}/{{arch}}/{{current_version}}?bundleType={{bundle_type}} with the headers Authorization: License <key> and X-Device-Id: <hwuid>. Checks the license as the update check does, then answers Tauri’s dynamic format (version, notes, pub_date, url, signature) for the newest release past the current version with a file for the target and architecture that has its .sig uploaded beside it; 204 when up to date. Yanked releases are never offered.',
+        'For Tauri’s updater (v2), as the endpoint …/releases/feeds/<appId>/tauri/{{target}}/{{arch}}/{{current_version}}?bundleType={{bundle_type}} with the headers Authorization: License <key> and X-Device-Id: <hwuid> (or Authorization: Bearer <license token>). Checks the license as the update check does, then answers Tauri’s dynamic format (version, notes, pub_date, url, signature) for the newest release past the current version with a file for the target and architecture that has its .sig uploaded beside it; 204 when up to date. Yanked releases are never offered.',
       tags: ['releases'],
       params: TauriFeedParams,
       querystring: TauriFeedQuery,

@@ -5,7 +5,7 @@ import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
 import type { ClientCall } from '../timeline/index.js';
-import { channelGranted, channelsFor, type Distribution, type LicensedClient } from './distribution.js';
+import { channelGranted, channelsFor, type Distribution, type LicenseCredential } from './distribution.js';
 import * as store from './store.js';
 import { parseVersion } from './version-order.js';
 
@@ -24,8 +24,8 @@ import { parseVersion } from './version-order.js';
  * download still works. Yanked releases are never in a feed.
  */
 
-/** The license and device of an updater's request (headers, feed-routes.ts). */
-export type FeedClient = Pick<LicensedClient, 'appId' | 'key' | 'hwuid'>;
+/** The license (and device) of an updater's request (headers, feed-routes.ts). */
+export type FeedClient = LicenseCredential & { appId: string };
 
 /**
  * The names each platform and architecture may carry on an artifact: the service's (`windows`,

@@ -5,8 +5,10 @@ import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
 import { pageOf } from '../../platform/http/schemas.js';
 import { AppParams } from '../apps/index.js';
 import {
+  DownloadsQuery,
   Release,
   ReleaseCreate,
+  ReleaseDownloads,
   ReleaseList,
   ReleaseListQuery,
   ReleaseParams,
@@ -76,6 +78,26 @@ export function registerReleaseRoutes(app: HttpApp, releases: ReleaseService): v
       errors: APP_SCOPED,
     },
     handler: (request) => releases.get(principalOf(request), request.params.appId, request.params.releaseId),
+  });
+
+  app.get('/apps/:appId/releases/:releaseId/downloads', {
+    config: { auth: 'seller' },
+    schema: {
+      summary: 'A release’s downloads per day',
+      description:
+        'Downloads through license-gated links (a resumed download counts once, on the day it started) per UTC day from the day holding `from` (default: 29 days before `to`’s day) to the day holding `to` (default: now), at most 366 days: for the release, and for each of its artifacts. Every day is present, zero when empty.',
+      tags: ['releases'],
+      params: ReleaseParams,
+      querystring: DownloadsQuery,
+      response: { 200: ReleaseDownloads },
+      errors: {
+        ...APP_SCOPED,
+        validation_failed:
+          'A malformed `from` or `to`, `from` not before `to`, more than 366 days, or another parameter; the detail names the field',
+      },
+    },
+    handler: (request) =>
+      releases.downloads(principalOf(request), request.params.appId, request.params.releaseId, request.query),
   });
 
   app.patch('/apps/:appId/releases/:releaseId', {

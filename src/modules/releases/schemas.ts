@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
+import { DateTime, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 import { FeatureList } from '../products/schemas.js';
 import { AppVersionHeader } from '../timeline/index.js';
 
@@ -100,6 +100,53 @@ export const Artifact = Type.Object({
   createdAt: Timestamp,
 });
 
+export const DownloadsQuery = Type.Object(
+  {
+    from: Type.Optional(
+      Type.String({
+        ...DateTime,
+        description: 'The days start with the UTC day holding this instant (default: 29 days before `to`)',
+      }),
+    ),
+    to: Type.Optional(
+      Type.String({
+        ...DateTime,
+        description:
+          'The days end with the UTC day holding this instant (default: now); at most 366 days in all',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const DayPoints = Type.Array(
+  Type.Object({
+    start: Timestamp,
+    downloads: Type.Integer({ minimum: 0 }),
+  }),
+  { description: 'One point per UTC day of the period, in order; zero on a day without downloads' },
+);
+
+export const ReleaseDownloads = Type.Object({
+  releaseId: Uuid,
+  from: Timestamp,
+  to: Timestamp,
+  days: Type.Integer({ minimum: 1, description: 'How many UTC days the period holds' }),
+  downloads: Type.Integer({ minimum: 0, description: 'The release’s downloads in the period' }),
+  points: DayPoints,
+  artifacts: Type.Array(
+    Type.Object({
+      id: Uuid,
+      filename: Type.String(),
+      platform: Nullable(Type.String()),
+      arch: Nullable(Type.String()),
+      downloads: Type.Integer({ minimum: 0, description: 'The artifact’s downloads in the period' }),
+      points: DayPoints,
+    }),
+    { description: 'Each artifact of the release, as the artifact list orders them' },
+  ),
+});
+
 export const ArtifactList = Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer() });
 
 export const ArtifactParams = Type.Object(
@@ -119,11 +166,25 @@ export const ArtifactQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const Key = Type.String({ minLength: 1, maxLength: 100, description: 'The license key' });
+const Key = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'The license key; or send `token` instead',
+});
+/** A compact JWS: three base64url parts (the last empty for an unsigned one, which is refused later). */
+const JWS_SHAPE = '[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*';
+const LicenseToken = Type.String({
+  minLength: 1,
+  maxLength: 8192,
+  pattern: `^${JWS_SHAPE}$`,
+  errorMessage: 'must be a license token (the license_token verify answers)',
+  description:
+    'A license token verify signed (license_token), in place of `key` and `hwuid`: it stands for its license and device. Checked as introspection checks it (signature, expiry, revocation), then the license as it is now',
+});
 const DeviceId = Type.String({
   minLength: 1,
   maxLength: 200,
-  description: 'The device, as verify takes it: required when the license binds devices',
+  description: 'The device, as verify takes it, with `key`: required when the license binds devices',
 });
 const Platform = Type.String({
   minLength: 1,
@@ -139,7 +200,8 @@ const Arch = Type.String({
 export const UpgradeBody = Type.Object(
   {
     appId: Uuid,
-    key: Key,
+    key: Type.Optional(Key),
+    token: Type.Optional(LicenseToken),
     hwuid: Type.Optional(DeviceId),
     currentVersion: Type.String({
       minLength: 1,
@@ -195,7 +257,8 @@ export const Upgrade = Type.Object({
 export const DownloadBody = Type.Object(
   {
     appId: Uuid,
-    key: Key,
+    key: Type.Optional(Key),
+    token: Type.Optional(LicenseToken),
     hwuid: Type.Optional(DeviceId),
     version: Type.String({ minLength: 1, maxLength: 128, description: 'The release’s version' }),
     filename: Type.String({ minLength: 1, maxLength: 255 }),
@@ -225,16 +288,18 @@ export const FileQuery = Type.Object(
  */
 export const FeedHeaders = Type.Object({
   authorization: Type.String({
-    maxLength: 120,
-    pattern: '^[Ll][Ii][Cc][Ee][Nn][Ss][Ee] +[^\\s]{1,100}$',
-    description: 'License <license key>',
-    errorMessage: 'must be License followed by the license key',
+    maxLength: 8300,
+    pattern: `^(?:[Ll][Ii][Cc][Ee][Nn][Ss][Ee] +[^\\s]{1,100}|[Bb][Ee][Aa][Rr][Ee][Rr] +${JWS_SHAPE})$`,
+    description:
+      'License <license key>, or Bearer <license token> (a token verify signed, standing for its license and device)',
+    errorMessage: 'must be License followed by the license key, or Bearer followed by a license token',
   }),
   'x-device-id': Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 200,
-      description: 'The device’s hwuid, as verify takes it: required when the license binds devices',
+      description:
+        'The device’s hwuid, as verify takes it, with a license key: required when the license binds devices; not sent with a token',
       errorMessage: 'must be the device’s hwuid, 1 to 200 characters',
     }),
   ),

@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { recordEvent } from '../events/index.js';
+import { releaseDownloads } from './release-downloads.js';
 import * as store from './store.js';
 import { parseVersion } from './version-order.js';
 
@@ -174,6 +175,17 @@ export function createReleaseService({ db, clock, log, apps }: ReleaseServiceDep
         return updated;
       });
       return toRelease(row);
+    },
+
+    /** The release's downloads per UTC day over a period, in all and per artifact (release-downloads.ts). */
+    async downloads(
+      principal: Principal,
+      appId: string,
+      releaseId: string,
+      query: { from?: string; to?: string },
+    ) {
+      const release = await requireRelease(principal, appId, releaseId);
+      return releaseDownloads(db, release, query, clock.now());
     },
 
     publish: (principal: Principal, appId: string, releaseId: string) =>

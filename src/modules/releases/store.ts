@@ -224,11 +224,30 @@ export function artifactWithRelease(executor: Executor, artifactId: string) {
     .executeTakeFirst();
 }
 
-export async function countDownload(executor: Executor, artifactId: string): Promise<void> {
-  await executor
-    .updateTable('release_artifacts')
-    .set({ downloads: sql`downloads + 1` })
-    .where('id', '=', artifactId)
+/**
+ * One download of the artifact on `day` (UTC, `YYYY-MM-DD`): its running total and that day's
+ * count, in one statement, so they are added to together or not at all.
+ */
+export async function countDownload(executor: Executor, artifactId: string, day: string): Promise<void> {
+  await sql`
+    with counted as (
+      update release_artifacts set downloads = downloads + 1 where id = ${artifactId} returning id
+    )
+    insert into release_artifact_downloads as d (artifact_id, day, downloads)
+    select id, ${day}::date, 1 from counted
+    on conflict (artifact_id, day) do update set downloads = d.downloads + 1
+  `.execute(executor);
+}
+
+/** A release's downloads per artifact and UTC day from `first` to `last` (`YYYY-MM-DD`), days with any only. */
+export function downloadDays(executor: Executor, releaseId: string, first: string, last: string) {
+  return executor
+    .selectFrom('release_artifact_downloads as d')
+    .innerJoin('release_artifacts as a', 'a.id', 'd.artifact_id')
+    .select(['d.artifact_id', sql<string>`d.day::text`.as('day'), 'd.downloads'])
+    .where('a.release_id', '=', releaseId)
+    .where('d.day', '>=', sql<string>`${first}::date`)
+    .where('d.day', '<=', sql<string>`${last}::date`)
     .execute();
 }
 

@@ -499,6 +499,15 @@ export interface ReleaseArtifactsTable {
   downloads: ColumnType<string | number, never, never>;
 }
 
+/** Downloads per artifact and UTC day (migration 0038), added to with release_artifacts.downloads. */
+export interface ReleaseArtifactDownloadsTable {
+  artifact_id: string;
+  /** The UTC day: a date, written and read as `YYYY-MM-DD` text (select it as `day::text`). */
+  day: ColumnType<string, string, never>;
+  /** bigint: read it through Number(). */
+  downloads: ColumnType<string | number, number, never>;
+}
+
 /** What the seller's checkout pages, portal entries and buyers' e-mails show of them (migration 0034). */
 export interface SellerBrandsTable {
   user_id: string;
@@ -547,6 +556,7 @@ export interface Schema {
   portal_sessions: PortalSessionsTable;
   releases: ReleasesTable;
   release_artifacts: ReleaseArtifactsTable;
+  release_artifact_downloads: ReleaseArtifactDownloadsTable;
   seller_brands: SellerBrandsTable;
 }
 

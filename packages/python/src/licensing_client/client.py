@@ -92,11 +92,12 @@ class LicensingClient:
 
     def check_for_update(
         self,
-        key: str,
+        key: Optional[str],
         app_id: str,
         current_version: str,
         hwuid: Optional[str] = None,
         *,
+        token: Optional[str] = None,
         channel: Optional[str] = None,
         platform: Optional[str] = None,
         arch: Optional[str] = None,
@@ -106,10 +107,22 @@ class LicensingClient:
         and its ``artifacts`` for the platform and architecture (each with an hour-long
         ``downloadUrl`` and its signed ``manifest`` for verify_artifact); None when up to date.
         The license is checked as verify checks it; a refusal raises LicensingApiError with its
-        code (license_expired, channel_not_granted, device_limit_reached…)."""
+        code (license_expired, channel_not_granted, device_limit_reached…). With ``token`` (the
+        ``license_token`` of a valid verify) and ``key`` None, the token stands for the license
+        and its device: checked as introspect checks it (token_expired, token_revoked…), then the
+        license as it is now."""
         if not isinstance(current_version, str) or not current_version:
             raise TypeError("current_version: must be the version this software runs, e.g. 1.4.0")
-        body = _body(key, app_id, hwuid, {})
+        if key is not None and token is None:
+            body = _body(key, app_id, hwuid, {})
+        elif key is None and token is not None:
+            if not isinstance(token, str) or not token:
+                raise TypeError("token: must be a license token")
+            if hwuid is not None:
+                raise TypeError("hwuid: not sent with a token, which stands for its device")
+            body = {"token": token, "appId": app_id}
+        else:
+            raise TypeError("key, token: give one of the two, not both")
         body["currentVersion"] = current_version
         for name, value in (("channel", channel), ("platform", platform), ("arch", arch)):
             if value is not None:

@@ -18,6 +18,7 @@ import { formatDateTime } from '../format';
 import { href, navigate } from '../router';
 import { RELEASE_CHANNELS, type Release } from '../types';
 import { Artifacts } from './release-artifacts';
+import { Downloads } from './release-downloads';
 import { CHANNEL_LABELS, featureList } from './releases';
 
 /** One release: its facts and moves (publish, yank, delete a draft), its notes, and its files. */
@@ -34,6 +35,7 @@ export function ReleaseDetailPage({ appId, releaseId }: { appId: string; release
           <>
             <ReleaseFacts release={loaded} base={base} onChanged={release.reload} />
             <Artifacts release={loaded} base={base} />
+            {loaded.status !== 'draft' && <Downloads release={loaded} base={base} />}
             {loaded.status !== 'yanked' && (
               <EditRelease release={loaded} base={base} onSaved={release.reload} />
             )}
