@@ -38,7 +38,9 @@ type Update struct {
 }
 
 // ReleaseFile is one file of an offered release: an hour-long link to its bytes, and its signed
-// manifest for VerifyArtifact ("" when the service signs nothing).
+// manifest for VerifyArtifact ("" when the service signs nothing). For a file the seller hosts,
+// Size and the digests are what the seller declared (0 and "" when they did not, and then no
+// manifest), and the link redirects to the seller's address.
 type ReleaseFile struct {
 	Filename             string  `json:"filename"`
 	Platform             *string `json:"platform"`

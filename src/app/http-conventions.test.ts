@@ -270,6 +270,26 @@ const CREATES: Record<string, Creation> = {
     readWith: () => seller.token,
     repeatsWithout: 'idempotency-key',
   },
+  'core POST /v1/apps/:appId/releases/:releaseId/artifacts': {
+    prepare: async () => {
+      const release = (
+        await server.api.post(
+          `/apps/${seller.appId}/releases`,
+          { version: `3.0.${randomInt(1_000_000_000)}` },
+          { token: seller.token },
+        )
+      ).expect(201).body;
+      const body = { filename: 'app.dmg', platform: 'macos', url: 'https://downloads.example.com/app.dmg' };
+      return (headers) =>
+        server.api.post(`/apps/${seller.appId}/releases/${release.id}/artifacts`, body, {
+          token: seller.token,
+          headers,
+        });
+    },
+    location: (artifact) =>
+      `/v1/apps/${seller.appId}/releases/${artifact.releaseId}/artifacts/app.dmg?platform=macos`,
+    readWith: () => seller.token,
+  },
   'core POST /v1/webhooks': {
     prepare: async () => (headers) =>
       server.api.post(

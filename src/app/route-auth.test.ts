@@ -138,6 +138,11 @@ const ROUTES: Record<string, Entry> = {
     kind: 'resource',
     path: (o) => `${release(o)}/artifacts`,
   },
+  'core POST /v1/apps/:appId/releases/:releaseId/artifacts': {
+    kind: 'resource',
+    path: (o) => `${release(o)}/artifacts`,
+    body: { filename: 'hosted.zip', url: 'https://downloads.example.com/hosted.zip' },
+  },
   'core PUT /v1/apps/:appId/releases/:releaseId/artifacts/:filename': {
     kind: 'resource',
     path: (o) => `${release(o)}/artifacts/app.zip`,

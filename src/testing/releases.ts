@@ -8,15 +8,26 @@ export interface TestFile {
   arch?: string;
 }
 
+/** A file the seller hosts, as a test names it: its address and what the seller declares of it. */
+export interface HostedTestFile {
+  url: string;
+  platform?: string;
+  arch?: string;
+  size?: number;
+  sha256?: string;
+  sha512?: string;
+}
+
 /**
- * A release of the owner's app with these files (name → file), uploaded through the API and
- * published unless `draft`: the way a seller's CI job makes one.
+ * A release of the owner's app with these files (name → file), uploaded (or, hosted by the
+ * seller, named by their address) through the API and published unless `draft`: the way a
+ * seller's CI job makes one.
  */
 export async function publishRelease(
   server: TestServer,
   owner: { token: string; appId: string },
   version: string,
-  files: Record<string, TestFile>,
+  files: Record<string, TestFile | HostedTestFile>,
   options: { channel?: string; notes?: string; requiredFeatures?: string[]; draft?: boolean } = {},
 ): Promise<{ id: string; version: string }> {
   const { draft, ...fields } = options;
@@ -24,6 +35,11 @@ export async function publishRelease(
     await server.api.post(`/apps/${owner.appId}/releases`, { version, ...fields }, { token: owner.token })
   ).expect(201).body as { id: string; version: string };
   for (const [filename, file] of Object.entries(files)) {
+    if ('url' in file) {
+      const where = `/apps/${owner.appId}/releases/${created.id}/artifacts`;
+      (await server.api.post(where, { filename, ...file }, { token: owner.token })).expect(201);
+      continue;
+    }
     const query = new URLSearchParams({
       ...(file.platform ? { platform: file.platform } : {}),
       ...(file.arch ? { arch: file.arch } : {}),

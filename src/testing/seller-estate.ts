@@ -74,6 +74,18 @@ export async function createSellerEstate(
       raw: `bytes of ${marker}`,
     })
   ).expect(201).body;
+  // A file the seller hosts: its address carries the marker, so an answer that shows it is found.
+  (
+    await server.api.post(
+      `/apps/${app.id}/releases/${release.id}/artifacts`,
+      {
+        filename: `${marker}-hosted.dmg`,
+        platform: 'macos',
+        url: `https://downloads.example.com/${marker}.dmg`,
+      },
+      { token },
+    )
+  ).expect(201);
   (await server.api.post(`/apps/${app.id}/releases/${release.id}/publish`, {}, { token })).expect(200);
   // A brand with every part: its name on the seller's pages, a logo, sites that may frame them.
   const brand = (

@@ -209,6 +209,41 @@ describe('the typed API client', () => {
     );
   });
 
+  test('adds a file the seller hosts by its address, with what they declare of it', async () => {
+    const key = await seller.apiKeys.create(appId, { name: 'ci hosted' });
+    const ci = new LicensingClient({ baseUrl: origin(), token: key.key });
+    const release = await ci.releases.create(appId, { version: '3.1.0' });
+    const bytes = randomBytes(1000);
+    const input = {
+      filename: 'Tool-3.1.0.dmg',
+      platform: 'macos',
+      url: 'https://downloads.example.com/Tool-3.1.0.dmg',
+      size: bytes.length,
+      sha512: createHash('sha512').update(bytes).digest('base64'),
+    };
+    const hosted = await ci.releases.addExternalArtifact(appId, release.id, input);
+    assert.deepEqual(
+      [hosted.url, hosted.size, hosted.sha256, hosted.sha512],
+      [input.url, bytes.length, null, createHash('sha512').update(bytes).digest('hex')],
+    );
+    assert.equal(responseInfo(hosted)?.status, 201);
+    const again = await ci.releases.addExternalArtifact(appId, release.id, input);
+    assert.equal(again.id, hosted.id, 'the same declaration again: the artifact as it is');
+    assert.equal(
+      (await ci.releases.getArtifact(appId, release.id, { filename: 'Tool-3.1.0.dmg', platform: 'macos' }))
+        .url,
+      input.url,
+    );
+    await assert.rejects(
+      ci.releases.addExternalArtifact(appId, release.id, {
+        ...input,
+        url: 'http://downloads.example.com/x.dmg',
+      }),
+      (error: unknown) =>
+        error instanceof LicensingApiError && error.status === 400 && error.details[0]?.field === 'url',
+    );
+  });
+
   test('turns error answers into LicensingApiError with code, status and request id', async () => {
     await assert.rejects(
       seller.products.create({ name: 'Bad', price: -1, currency: 'USD', appId }),

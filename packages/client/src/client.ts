@@ -3,6 +3,7 @@ import type {
   Artifact,
   ArtifactAddress,
   AvailableUpdate,
+  ExternalArtifactInput,
   Release,
   ReleaseChannel,
   ReleaseDownloads,
@@ -389,6 +390,17 @@ export class LicensingClient {
         raw: { body, contentType: 'application/octet-stream' },
         timeoutMs: options.timeoutMs ?? UPLOAD_TIMEOUT_MS,
       }),
+    /**
+     * Adds a file the seller hosts at an https address (`url`): the service never fetches it and
+     * download links send licensed clients there. Its `size`, `sha256` and `sha512` are the
+     * seller's word; a signed manifest needs all three. Sent with an idempotency key.
+     */
+    addExternalArtifact: (
+      appId: string,
+      releaseId: string,
+      input: ExternalArtifactInput,
+      options?: CreateOptions,
+    ) => this.create<Artifact>(`/apps/${seg(appId)}/releases/${seg(releaseId)}/artifacts`, input, options),
     /** The release's files, by file name. */
     listArtifacts: (appId: string, releaseId: string) =>
       this.get<{ artifacts: Artifact[]; total: number }>(

@@ -40,11 +40,19 @@ export interface Artifact {
   arch: string | null;
   /** From the name: `exe`, `dmg`, `tar.gz`…; empty for a name without an extension. */
   filetype: string;
-  /** Bytes, counted by the service as it stored them. */
-  size: number;
-  /** Hex digests the service computed while it received the bytes. */
-  sha256: string;
-  sha512: string;
+  /**
+   * Bytes, counted by the service as it stored them; for an external file, as its seller declared
+   * them (null when they did not).
+   */
+  size: number | null;
+  /**
+   * Hex digests the service computed while it received the bytes; for an external file, the
+   * seller's word (null when they gave none).
+   */
+  sha256: string | null;
+  sha512: string | null;
+  /** An external file: the https address the seller hosts it at. Null for a file the service stores. */
+  url: string | null;
   /** Downloads served through license-gated links (a resumed download counts once). */
   downloads: number;
   createdAt: string;
@@ -87,6 +95,20 @@ export interface ArtifactAddress {
 }
 
 /**
+ * `releases.addExternalArtifact`: a file the seller hosts at an https address. The service never
+ * fetches it; its size and digests are what the seller declares here. A signed manifest needs all
+ * three, electron-updater's feed `size` and `sha512`.
+ */
+export interface ExternalArtifactInput extends ArtifactAddress {
+  url: string;
+  size?: number;
+  /** Hex. */
+  sha256?: string;
+  /** Hex, or base64 as electron-builder writes it in `latest.yml`. */
+  sha512?: string;
+}
+
+/**
  * `checkForUpdate`: the license, what the client runs, and what it can install. The license is
  * its key (with the device, as verify takes it), or a license token verify answered
  * (`license_token`), which stands for its license and device.
@@ -121,13 +143,21 @@ export interface ReleaseFile {
   platform: string | null;
   arch: string | null;
   filetype: string;
-  size: number;
-  /** Hex digests, as the service computed them on upload. */
-  sha256: string;
-  sha512: string;
+  /** Bytes; null for a file the seller hosts and declared no size of. */
+  size: number | null;
+  /**
+   * Hex digests, as the service computed them on upload; for a file the seller hosts, as they
+   * declared them (null when they gave none).
+   */
+  sha256: string | null;
+  sha512: string | null;
+  /** The bytes for an hour; for a file the seller hosts, a redirect to their address. */
   downloadUrl: string;
   downloadUrlExpiresAt: string;
-  /** The signed manifest (compact JWS) for `verifyArtifact`; null when the service signs nothing. */
+  /**
+   * The signed manifest (compact JWS) for `verifyArtifact`; null when the service signs nothing,
+   * and for a file the seller hosts unless they declared its size, sha256 and sha512.
+   */
   manifest: string | null;
 }
 

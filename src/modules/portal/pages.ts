@@ -59,8 +59,9 @@ export interface PortalView {
           filename: string;
           platform: string | null;
           arch: string | null;
-          size: number;
-          sha256: string;
+          /** Null for a file the seller hosts and declared no size (or digest) of. */
+          size: number | null;
+          sha256: string | null;
         }[];
       }[];
     };
@@ -293,8 +294,10 @@ ${
 <span class="file"><strong class="file-name">${file.filename}</strong><span class="note">${[
           file.platform ?? 'Every platform',
           file.arch ?? 'every architecture',
-          bytes(file.size),
-        ].join(' · ')}</span><span class="note sha">SHA-256 <code>${file.sha256}</code></span></span>
+          ...(file.size === null ? [] : [bytes(file.size)]),
+        ].join(' · ')}</span>${
+          file.sha256 === null ? '' : html`<span class="note sha">SHA-256 <code>${file.sha256}</code></span>`
+        }</span>
 <a class="button secondary small" href="/portal/licenses/${license.id}/downloads/${file.id}" aria-label="Download ${file.filename}">Download</a>
 </li>`,
       )}</ul>`

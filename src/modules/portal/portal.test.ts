@@ -1125,6 +1125,45 @@ describe('the downloads a license grants', () => {
     assert.match(refused.page, /data-code="license_suspended"/);
   });
 
+  test('a file the seller hosts is listed with what they declared, and its download leads to their address', async () => {
+    const seller = await sellerWithApp(server);
+    const email = newBuyer();
+    const license = await issueLicense(server, seller, { email });
+    const made = await release(seller, '1.0.0', {}, { draft: true });
+    const url = 'https://downloads.example.com/Tool-1.0.0.dmg';
+    const hosted = (
+      await server.api.post(
+        `/apps/${seller.appId}/releases/${made.id}/artifacts`,
+        { filename: 'Tool-1.0.0.dmg', platform: 'macos', url },
+        { token: seller.token },
+      )
+    ).expect(201).body as { id: string };
+    (
+      await server.api.post(`/apps/${seller.appId}/releases/${made.id}/publish`, undefined, {
+        token: seller.token,
+      })
+    ).expect(200);
+
+    const buyer = await signIn(email);
+    const part = licensePart(await buyer.page(), license.id);
+    assert.match(part, /Tool-1\.0\.0\.dmg/);
+    assert.match(part, /macos · every architecture</, 'no size the seller did not give');
+    assert.ok(!part.includes('SHA-256'), 'no digest the seller did not give');
+    assert.ok(!part.includes(url), 'the address only behind the download');
+    const res = await get(downloadPath(license.id, hosted.id), buyer.cookie);
+    assert.equal(res.status, 303);
+    const link = res.headers.get('location') as string;
+    const file = await fetch(`${server.service.coreUrl}/v1${link.slice(server.config.apiBaseUrl.length)}`, {
+      redirect: 'manual',
+    });
+    assert.equal(file.status, 302);
+    assert.equal(file.headers.get('location'), url);
+    const listed = (
+      await server.api.get(`/apps/${seller.appId}/releases/${made.id}/artifacts`, { token: seller.token })
+    ).expect(200).body.artifacts as { downloads: number }[];
+    assert.equal(listed[0]?.downloads, 1);
+  });
+
   test('a license kept past its expiry downloads the releases published before it; one missing an entitlement says so', async () => {
     const seller = await sellerWithApp(server);
     const email = newBuyer();

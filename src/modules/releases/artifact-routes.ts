@@ -1,13 +1,35 @@
 import type { HttpApp } from '../../platform/http/create-http-app.js';
+import type { CreatedAnswer, PathValues } from '../../platform/http/created-location.js';
+import { type IdempotentAnswer, idempotentAnswer } from '../../platform/http/idempotency.js';
 import { principalOf } from '../../platform/http/principal.js';
 import { APP_SCOPED, noContent } from '../../platform/http/responses.js';
-import type { ArtifactService } from './artifacts.js';
-import { artifactPath } from './artifacts.js';
-import { Artifact, ArtifactList, ArtifactParams, ArtifactQuery, ReleaseParams } from './schemas.js';
+import { type Artifact as ArtifactBody, type ArtifactService, artifactPath } from './artifacts.js';
+import {
+  Artifact,
+  ArtifactList,
+  ArtifactParams,
+  ArtifactQuery,
+  ExternalArtifactCreate,
+  ReleaseParams,
+} from './schemas.js';
 
-const ARTIFACT = '/apps/:appId/releases/:releaseId/artifacts/:filename';
+const ARTIFACTS = '/apps/:appId/releases/:releaseId/artifacts';
+const ARTIFACT = `${ARTIFACTS}/:filename`;
 
-/** A release's files: uploaded by the seller (a session, or a CI job with the app's API key). */
+/** Where a created artifact is read: its GET, by name, platform and architecture. */
+const locationOf = (artifact: CreatedAnswer, params: PathValues) =>
+  artifactPath({
+    app_id: String(params.appId),
+    release_id: String(params.releaseId),
+    filename: String(artifact.filename),
+    platform: String(artifact.platform ?? ''),
+    arch: String(artifact.arch ?? ''),
+  });
+
+/**
+ * A release's files: uploaded by the seller (a session, or a CI job with the app's API key), or
+ * named by the https address the seller hosts them at.
+ */
 export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService): void {
   // The upload's body is the file itself, streamed to the store as it arrives: this route alone
   // takes application/octet-stream (any other type answers 415) and leaves the body unparsed.
@@ -16,17 +38,7 @@ export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService)
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/octet-stream', (_request, _payload, done) => done(null));
     scope.put(ARTIFACT, {
-      config: {
-        auth: 'seller',
-        location: (artifact, params) =>
-          artifactPath({
-            app_id: String(params.appId),
-            release_id: String(params.releaseId),
-            filename: String(artifact.filename),
-            platform: String(artifact.platform ?? ''),
-            arch: String(artifact.arch ?? ''),
-          }),
-      },
+      config: { auth: 'seller', location: locationOf },
       schema: {
         summary: 'Upload a release artifact (the raw bytes as the body, application/octet-stream)',
         description:
@@ -64,7 +76,37 @@ export function registerArtifactRoutes(app: HttpApp, artifacts: ArtifactService)
     });
   });
 
-  app.get('/apps/:appId/releases/:releaseId/artifacts', {
+  app.post(ARTIFACTS, {
+    config: { auth: 'seller', idempotent: true, location: locationOf },
+    schema: {
+      summary: 'Add a release artifact the seller hosts (an https URL)',
+      description:
+        'Records a file kept at the seller’s own https address: the service never stores or fetches it, and download links send licensed clients there. Its size and digests are the seller’s word: a signed manifest is made only when size, sha256 and sha512 are all given, and electron-updater’s feed lists it only with size and sha512. The same name, platform and architecture rules as an upload: a draft’s file is replaced, a published release’s is not (409 artifact_exists), and the same declaration again answers the artifact as it is. Send an Idempotency-Key so a retried create is made once.',
+      tags: ['releases'],
+      params: ReleaseParams,
+      body: ExternalArtifactCreate,
+      response: { 201: Artifact },
+      errors: {
+        ...APP_SCOPED,
+        artifact_exists: 'a published release has another file under this name, platform and architecture',
+        release_yanked: 'a yanked release takes no artifact',
+      },
+    },
+    handler: async (request, reply) =>
+      reply
+        .status(201)
+        .send(
+          await artifacts.addExternal(
+            principalOf(request),
+            request.params.appId,
+            request.params.releaseId,
+            request.body,
+            idempotentAnswer(request) as IdempotentAnswer<ArtifactBody> | undefined,
+          ),
+        ),
+  });
+
+  app.get(ARTIFACTS, {
     config: { auth: 'seller' },
     schema: {
       summary: 'List a release’s artifacts',

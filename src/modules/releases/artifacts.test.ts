@@ -37,6 +37,7 @@ interface ArtifactBody {
   size: number;
   sha256: string;
   sha512: string;
+  url: string | null;
 }
 
 const sha = (algorithm: string, bytes: Buffer) => createHash(algorithm).update(bytes).digest('hex');
@@ -96,10 +97,11 @@ for (const kind of ARTIFACT_STORES) {
         'sha256',
         'sha512',
         'size',
+        'url',
       ]);
       assert.deepEqual(
-        [artifact.filename, artifact.platform, artifact.arch, artifact.filetype, artifact.size],
-        ['Photo-Tool-1.0.0.tar.gz', 'linux', 'x64', 'tar.gz', bytes.length],
+        [artifact.filename, artifact.platform, artifact.arch, artifact.filetype, artifact.size, artifact.url],
+        ['Photo-Tool-1.0.0.tar.gz', 'linux', 'x64', 'tar.gz', bytes.length, null],
       );
       assert.equal(artifact.sha256, sha('sha256', bytes));
       assert.equal(artifact.sha512, sha('sha512', bytes));

@@ -1,14 +1,19 @@
 import type { Readable } from 'node:stream';
+import type { Insertable } from 'kysely';
+import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
-import type { ReleaseArtifactRow } from '../../platform/db/schema.js';
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { ReleaseArtifactRow, ReleaseArtifactsTable } from '../../platform/db/schema.js';
 import { AppError, invalidField, notFound } from '../../platform/errors.js';
+import { type IdempotentAnswer, transactionWithAnswer } from '../../platform/http/idempotency.js';
 import type { Principal, Tier } from '../../platform/http/principal.js';
 import { iso } from '../../platform/http/schemas.js';
 import { newId } from '../../platform/ids.js';
 import type { Log } from '../../platform/log.js';
 import type { AppService } from '../apps/index.js';
 import { type ArtifactStore, ArtifactTooLarge } from './artifact-store.js';
+import { checkExternalUrl, sha512Hex } from './external-artifacts.js';
+import type { ExternalArtifactCreate } from './schemas.js';
 import type { ReleaseService } from './service.js';
 import * as store from './store.js';
 
@@ -34,6 +39,9 @@ export interface ArtifactAddress {
   platform?: string;
   arch?: string;
 }
+
+/** A file the seller hosts, as they declare it (POST …/artifacts). */
+export type ExternalArtifactInput = Static<typeof ExternalArtifactCreate>;
 
 export interface ArtifactServiceDeps {
   db: Db;
@@ -81,6 +89,47 @@ export function createArtifactService({
     return { filename, platform, arch };
   }
 
+  /**
+   * Records the file at `where` in the release, under the release's lock, by the rules every
+   * artifact follows: a yanked release takes none; an artifact already at that address that
+   * `isSame` calls the same is answered as it is; another one is replaced on a draft, and refused
+   * on a published release, whose artifacts do not change.
+   */
+  async function place(
+    trx: Executor,
+    at: { appId: string; releaseId: string; where: Required<ArtifactAddress> },
+    file: Pick<Insertable<ReleaseArtifactsTable>, 'size' | 'sha256' | 'sha512' | 'url'>,
+    isSame: (existing: ReleaseArtifactRow) => boolean,
+  ): Promise<{ row: ReleaseArtifactRow; created: boolean }> {
+    const { appId, releaseId, where } = at;
+    const current = await store.findRelease(trx, appId, releaseId, { forUpdate: true });
+    if (!current) throw notFound('Release');
+    if (current.status === 'yanked')
+      throw new AppError('release_yanked', 'A yanked release takes no artifact');
+    const existing = await store.findArtifact(trx, releaseId, where);
+    if (existing && isSame(existing)) return { row: existing, created: false };
+    if (existing && current.status !== 'draft') {
+      throw new AppError(
+        'artifact_exists',
+        'A published release’s artifacts do not change; publish a new release for another file',
+      );
+    }
+    if (existing) await store.deleteArtifact(trx, existing.id);
+    const row = await store.insertArtifact(trx, {
+      id: newId(),
+      release_id: releaseId,
+      user_id: current.user_id,
+      app_id: appId,
+      filename: where.filename,
+      platform: where.platform,
+      arch: where.arch,
+      filetype: filetypeOf(where.filename),
+      ...file,
+      created_at: clock.now(),
+    });
+    return { row, created: !existing };
+  }
+
   return {
     /** The most this caller may upload: their tier's limit, within the operator's. */
     limitFor(principal: Principal): number {
@@ -114,40 +163,56 @@ export function createArtifactService({
         if (error instanceof ArtifactTooLarge) throw tooLarge(limit);
         throw error;
       }
-      const now = clock.now();
-      const outcome = await db.transaction().execute(async (trx) => {
-        const current = await store.findRelease(trx, appId, releaseId, { forUpdate: true });
-        if (!current) throw notFound('Release');
-        if (current.status === 'yanked')
-          throw new AppError('release_yanked', 'A yanked release takes no artifact');
-        const existing = await store.findArtifact(trx, releaseId, where);
-        // The same bytes again (a retried upload) answer the artifact as it is.
-        if (existing?.sha256 === blob.sha256) return { row: existing, created: false };
-        if (existing && current.status !== 'draft') {
-          throw new AppError(
-            'artifact_exists',
-            'A published release’s artifacts do not change; publish a new release for new bytes',
-          );
-        }
-        if (existing) await store.deleteArtifact(trx, existing.id);
-        const row = await store.insertArtifact(trx, {
-          id: newId(),
-          release_id: releaseId,
-          user_id: current.user_id,
-          app_id: appId,
-          filename: where.filename,
-          platform: where.platform,
-          arch: where.arch,
-          filetype: filetypeOf(where.filename),
-          size: blob.size,
-          sha256: blob.sha256,
-          sha512: blob.sha512,
-          created_at: now,
-        });
-        return { row, created: !existing };
-      });
+      const outcome = await db.transaction().execute((trx) =>
+        place(
+          trx,
+          { appId, releaseId, where },
+          { size: blob.size, sha256: blob.sha256, sha512: blob.sha512, url: null },
+          // The same bytes again (a retried upload) answer the artifact as it is.
+          (existing) => existing.url === null && existing.sha256 === blob.sha256,
+        ),
+      );
       log.info({ appId, releaseId, filename: where.filename, size: blob.size }, 'release.artifact.stored');
       return { artifact: toArtifact(outcome.row), created: outcome.created };
+    },
+
+    /**
+     * Records a file the seller hosts at an https address: the service neither stores nor fetches
+     * it, and its size and digests are what the seller declares (each may be left out). The same
+     * address and placement rules as an upload; the same declaration again answers the artifact
+     * as it is, so a retry is safe with or without an Idempotency-Key.
+     */
+    async addExternal(
+      principal: Principal,
+      appId: string,
+      releaseId: string,
+      input: ExternalArtifactInput,
+      answer?: IdempotentAnswer<Artifact>,
+    ): Promise<Artifact> {
+      // Whose release it is comes first: another seller learns nothing from what the body says.
+      await requireRelease(principal, appId, releaseId);
+      const where = checkAddress(input);
+      const file = {
+        url: checkExternalUrl(input.url),
+        size: input.size ?? null,
+        sha256: input.sha256?.toLowerCase() ?? null,
+        sha512: input.sha512 === undefined ? null : sha512Hex(input.sha512),
+      };
+      const artifact = await transactionWithAnswer(db, answer, async (trx) => {
+        const { row } = await place(
+          trx,
+          { appId, releaseId, where },
+          file,
+          (existing) =>
+            existing.url === file.url &&
+            (existing.size === null ? null : Number(existing.size)) === file.size &&
+            existing.sha256 === file.sha256 &&
+            existing.sha512 === file.sha512,
+        );
+        return toArtifact(row);
+      });
+      log.info({ appId, releaseId, filename: where.filename }, 'release.artifact.linked');
+      return artifact;
     },
 
     async list(principal: Principal, appId: string, releaseId: string) {
@@ -217,9 +282,10 @@ export function toArtifact(row: ReleaseArtifactRow) {
     platform: row.platform || null,
     arch: row.arch || null,
     filetype: row.filetype,
-    size: Number(row.size),
+    size: row.size === null ? null : Number(row.size),
     sha256: row.sha256,
     sha512: row.sha512,
+    url: row.url,
     downloads: Number(row.downloads),
     createdAt: iso(row.created_at),
   };

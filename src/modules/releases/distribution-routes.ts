@@ -106,7 +106,7 @@ export function registerDistributionRoutes(
     schema: {
       summary: 'Download an artifact through a link',
       description:
-        'The link from an update check or a download request. Answers the bytes (206 with a range: a download resumes), or, where the operator keeps artifacts in S3, 302 to a presigned URL of the store that serves them (ranges too) and works for the rest of the link’s hour; 403 download_link_invalid for a link the service did not make, 410 download_link_expired past its hour, 404 once the release is yanked.',
+        'The link from an update check or a download request. Answers the bytes (206 with a range: a download resumes), or, where the operator keeps artifacts in S3, 302 to a presigned URL of the store that serves them (ranges too) and works for the rest of the link’s hour; for a file the seller hosts, 302 to the seller’s https address, which the service never fetches. 403 download_link_invalid for a link the service did not make, 410 download_link_expired past its hour, 404 once the release is yanked.',
       tags: ['releases'],
       params: FileParams,
       querystring: FileQuery,
@@ -114,7 +114,7 @@ export function registerDistributionRoutes(
         200: textResponse('application/octet-stream', 'The artifact’s bytes'),
         206: textResponse('application/octet-stream', 'The range of the artifact’s bytes asked for'),
         302: found(
-          'The artifact store serves the bytes (S3): a presigned URL, saved under the artifact’s file name',
+          'Elsewhere serves the bytes: the artifact store (S3), by a presigned URL saved under the artifact’s file name, or the seller’s own host for a file they host',
         ),
       },
       errors: {
@@ -134,7 +134,8 @@ export function registerDistributionRoutes(
         range === undefined || /^bytes=0-/.test(range),
       );
       if (file.download.kind === 'redirect') {
-        // A fresh presigned URL each time: nothing may keep it past this answer.
+        // A fresh presigned URL each time, or a seller's address a later link may no longer name:
+        // nothing may keep it past this answer.
         return reply.header('cache-control', 'no-store').redirect(file.download.url, 302);
       }
       const stored = file.download.path;

@@ -19,8 +19,9 @@ import {
   type Verification,
 } from '../licenses/index.js';
 import type { ClientCall } from '../timeline/index.js';
-import type { ArtifactStore } from './artifact-store.js';
+import type { ArtifactStore, BlobDownload } from './artifact-store.js';
 import { type DownloadLinks, MIN_REDIRECT_SECONDS } from './download-links.js';
+import { sourceOf } from './external-artifacts.js';
 import type { ManifestSigner } from './manifests.js';
 import { RELEASE_CHANNELS } from './schemas.js';
 import * as store from './store.js';
@@ -209,7 +210,7 @@ export function createDistribution({
       platform: artifact.platform || null,
       arch: artifact.arch || null,
       filetype: artifact.filetype,
-      size: Number(artifact.size),
+      size: sizeOf(artifact),
       sha256: artifact.sha256,
       sha512: artifact.sha512,
       downloadUrl: link.url,
@@ -370,7 +371,7 @@ export function createDistribution({
               filename: artifact.filename,
               platform: artifact.platform || null,
               arch: artifact.arch || null,
-              size: Number(artifact.size),
+              size: sizeOf(artifact),
               sha256: artifact.sha256,
             })),
         })),
@@ -402,8 +403,9 @@ export function createDistribution({
      * What a download link leads to, once its signature and expiry hold and its release is still
      * published (a yanked release's links stop at once): the stored file, or on S3 a presigned
      * URL valid for the rest of the link's hour (and at least MIN_REDIRECT_SECONDS, so a redirect
-     * followed at once always works). Counts a download when the request starts at the first
-     * byte (a resumed download is not counted again).
+     * followed at once always works), or for a file the seller hosts, their address (never
+     * fetched by the service). Counts a download when the request starts at the first byte (a
+     * resumed download is not counted again).
      */
     async file(artifactId: string, link: { expires: number; signature: string }, startsAtZero: boolean) {
       const now = clock.now();
@@ -419,12 +421,21 @@ export function createDistribution({
       }
       const artifact = await store.artifactWithRelease(db, artifactId);
       if (artifact?.release_status !== 'published') throw notFound('Artifact');
+      const source = sourceOf(artifact);
       const validFor = Math.max(MIN_REDIRECT_SECONDS, link.expires - Math.floor(now.getTime() / 1000));
-      const download = await blobs.download(artifact, validFor);
+      const download: BlobDownload =
+        source.kind === 'external'
+          ? { kind: 'redirect', url: source.url }
+          : await blobs.download({ sha256: source.sha256, filename: artifact.filename }, validFor);
       if (startsAtZero) await store.countDownload(db, artifactId, iso(now).slice(0, 10));
-      return { download, filename: artifact.filename, sha256: artifact.sha256 };
+      return { download, filename: artifact.filename };
     },
   };
+}
+
+/** An artifact's size in bytes; null for an external file whose seller declared none. */
+function sizeOf(artifact: Pick<ReleaseArtifactRow, 'size'>): number | null {
+  return artifact.size === null ? null : Number(artifact.size);
 }
 
 /** What a refused client is told, by the verification's code. */

@@ -6,6 +6,7 @@ import { iso } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
 import type { ClientCall } from '../timeline/index.js';
 import { channelGranted, channelsFor, type Distribution, type LicenseCredential } from './distribution.js';
+import { sourceOf } from './external-artifacts.js';
 import * as store from './store.js';
 import { parseVersion } from './version-order.js';
 
@@ -21,7 +22,9 @@ import { parseVersion } from './version-order.js';
  *
  * The files are named by a feed address (`files/<version>/<filename>`) that checks the license
  * again and sends the updater on to an hour-long download link, so a feed read long before the
- * download still works. Yanked releases are never in a feed.
+ * download still works. Yanked releases are never in a feed. A file the seller hosts appears
+ * only with what the updater checks it by: electron-updater its size and SHA-512 as the seller
+ * declared them, Tauri a `.sig` the service stores beside it.
  */
 
 /** The license (and device) of an updater's request (headers, feed-routes.ts). */
@@ -137,13 +140,16 @@ export function createUpdaterFeeds({
     return query ? `${path}?${query}` : path;
   }
 
+  /** The text of a stored `.sig` (the feed's search never picks an external one). */
   async function signatureText(sig: ReleaseArtifactRow): Promise<string> {
-    const held = signatures.get(sig.sha256);
+    const source = sourceOf(sig);
+    if (source.kind !== 'stored') throw new Error('A Tauri signature the service does not store');
+    const held = signatures.get(source.sha256);
     if (held !== undefined) return held;
-    const text = (await signatureOf(sig.sha256)).trim();
+    const text = (await signatureOf(source.sha256)).trim();
     if (signatures.size >= SIGNATURE_CACHE_ENTRIES)
       signatures.delete(signatures.keys().next().value as string);
-    signatures.set(sig.sha256, text);
+    signatures.set(source.sha256, text);
     return text;
   }
 
@@ -170,6 +176,8 @@ export function createUpdaterFeeds({
         platforms: PLATFORM_NAMES[platform],
         arches: linux ? archNames(linuxArch ?? 'x64', platform) : null,
         signedWithin: null,
+        // electron-updater checks every download against the listed sha512 and size.
+        withSizeAndSha512: true,
       };
       const release = await store.newestFeedRelease(db, { ...search, suffixes: installs });
       if (!release?.published_at) throw notFound('Release');
@@ -178,11 +186,18 @@ export function createUpdaterFeeds({
       // architecture) comes first, as electron-builder's single installer for both would.
       const preferred = search.arches ?? (platform === 'windows' ? archNames('x64', platform) : null);
       const ordered = sortBy(files, lists, preferred);
-      const entries = ordered.map((file) => ({
-        url: fileUrl(input.appId, release.version, file),
-        sha512: Buffer.from(file.sha512, 'hex').toString('base64'),
-        size: Number(file.size),
-      }));
+      // The search found only files with both (a stored file always has them).
+      const entries = ordered.flatMap((file) =>
+        file.sha512 === null || file.size === null
+          ? []
+          : [
+              {
+                url: fileUrl(input.appId, release.version, file),
+                sha512: Buffer.from(file.sha512, 'hex').toString('base64'),
+                size: Number(file.size),
+              },
+            ],
+      );
       const [first] = entries;
       if (!first) throw notFound('Release');
       log.info({ appId: input.appId, releaseId: release.id, feed: 'electron' }, 'release.feed.offered');
@@ -230,13 +245,18 @@ export function createUpdaterFeeds({
         arches: archNames(input.arch, platform),
         suffixes,
         signedWithin: SIGNATURE_MAX_BYTES,
+        // Tauri checks the file by the seller's signature alone: an external file needs no digest.
+        withSizeAndSha512: false,
       };
       const release = await store.newestFeedRelease(db, search);
       if (!release?.published_at) return null;
       const { files, all } = await store.feedFiles(db, release.id, search);
       const sigOf = (file: ReleaseArtifactRow) => {
         const named = all.filter(
-          (sig) => sig.filename === `${file.filename}.sig` && Number(sig.size) <= SIGNATURE_MAX_BYTES,
+          (sig) =>
+            sig.filename === `${file.filename}.sig` &&
+            sig.url === null &&
+            Number(sig.size) <= SIGNATURE_MAX_BYTES,
         );
         return named.find((sig) => sig.platform === file.platform && sig.arch === file.arch) ?? named[0];
       };

@@ -19,7 +19,10 @@ export interface ManifestClaims {
   platform: string | null;
   arch: string | null;
   size: number;
-  /** Hex digests of the bytes, as the service computed them while receiving them. */
+  /**
+   * Hex digests of the bytes: as the service computed them while receiving them, or for a file the
+   * seller hosts, as the seller declared them (the service never reads those bytes).
+   */
   sha256: string;
   sha512: string;
 }
@@ -33,7 +36,9 @@ export type ManifestSigner = ReturnType<typeof createManifestSigner>;
  * Signed manifests: `{app, release, version, filename, platform, arch, size, sha256, sha512}` of a
  * published artifact, a compact JWS made by the offline key of the app's algorithm (the key that
  * signs license files and revocation lists, published at /licenses/jwks with purpose offline), so
- * client software checks a downloaded file against a key set it ships with.
+ * client software checks a downloaded file against a key set it ships with. A file the seller
+ * hosts has one only when they declared its size and both digests, which it then states as their
+ * word: a manifest never states a digest the service was not given.
  *
  * Signed when asked for, not stored: the claims of a published artifact never change and `iat`
  * is its release's publication, so a key signs one manifest per file (RS256 and EdDSA both sign
@@ -61,10 +66,12 @@ export function createManifestSigner({
       release: Pick<ReleaseRow, 'id' | 'app_id' | 'version' | 'published_at'>,
       artifact: ReleaseArtifactRow,
     ): Promise<string | null> {
-      if (!keys || !release.published_at) return null;
+      // An external file is signed only with everything the claims state, as its seller declared it.
+      const { size, sha256, sha512 } = artifact;
+      if (!keys || !release.published_at || size === null || sha256 === null || sha512 === null) return null;
       const key = await keys.signingKey('offline', algorithm);
       if (!key) return null;
-      const name = `${key.kid}\n${artifact.id}\n${artifact.sha256}\n${release.version}`;
+      const name = `${key.kid}\n${artifact.id}\n${sha256}\n${release.version}`;
       const cached = cache.get(name);
       if (cached !== undefined) return cached;
       const claims: ManifestClaims = {
@@ -77,9 +84,9 @@ export function createManifestSigner({
         filename: artifact.filename,
         platform: artifact.platform || null,
         arch: artifact.arch || null,
-        size: Number(artifact.size),
-        sha256: artifact.sha256,
-        sha512: artifact.sha512,
+        size: Number(size),
+        sha256,
+        sha512,
       };
       const manifest = await key.sign(claims);
       if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { DateTime, Nullable, PageQuery, Timestamp, Uuid } from '../../platform/http/schemas.js';
 import { FeatureList } from '../products/schemas.js';
 import { AppVersionHeader } from '../timeline/index.js';
+import { EXTERNAL_URL_MAX_LENGTH } from './external-artifacts.js';
 
 export const RELEASE_CHANNELS = ['stable', 'rc', 'beta', 'alpha', 'dev'] as const;
 export const RELEASE_STATUSES = ['draft', 'published', 'yanked'] as const;
@@ -91,9 +92,25 @@ export const Artifact = Type.Object({
   filetype: Type.String({
     description: 'From the file name: exe, dmg, zip, tar.gz, appimage…; empty when it has none',
   }),
-  size: Type.Integer({ description: 'Bytes' }),
-  sha256: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
-  sha512: Type.String({ description: 'Hex, computed by the service while it received the bytes' }),
+  size: Nullable(
+    Type.Integer({
+      description:
+        'Bytes: counted by the service for a stored file; as the seller declared for an external one (null when they did not)',
+    }),
+  ),
+  sha256: Nullable(
+    Type.String({
+      description:
+        'Hex: computed by the service while it received the bytes of a stored file; the seller’s word for an external one (null when they gave none)',
+    }),
+  ),
+  sha512: Nullable(Type.String({ description: 'Hex, as sha256' })),
+  url: Nullable(
+    Type.String({
+      description:
+        'An external file: the https address the seller hosts it at, where license-gated download links send the client. Null for a file the service stores',
+    }),
+  ),
   downloads: Type.Integer({
     description: 'Downloads served through license-gated links (a resumed download counts once)',
   }),
@@ -149,20 +166,66 @@ export const ReleaseDownloads = Type.Object({
 
 export const ArtifactList = Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer() });
 
+const ArtifactPlatform = Type.String({
+  maxLength: 32,
+  description: 'linux, macos, windows…; omitted: every platform',
+});
+const ArtifactArch = Type.String({
+  maxLength: 32,
+  description: 'x64, arm64, universal…; omitted: every architecture',
+});
+
+export const ExternalArtifactCreate = Type.Object(
+  {
+    filename: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'What buyers download it as: letters, digits, ., _, + and -, starting with a letter or digit, without ..',
+    }),
+    platform: Type.Optional(ArtifactPlatform),
+    arch: Type.Optional(ArtifactArch),
+    url: Type.String({
+      minLength: 1,
+      maxLength: EXTERNAL_URL_MAX_LENGTH,
+      format: 'uri',
+      errorMessage: `must be an absolute https URL of at most ${EXTERNAL_URL_MAX_LENGTH} characters`,
+      description:
+        'Where the seller hosts the file: an absolute https URL without credentials. The service never fetches it; download links send licensed clients there',
+    }),
+    size: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: 'Bytes, as the seller declares them; needed for signed manifests and electron-updater',
+      }),
+    ),
+    sha256: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-fA-F]{64}$',
+        description: 'Hex, as the seller declares it; needed for signed manifests',
+        errorMessage: 'must be 64 hexadecimal digits',
+      }),
+    ),
+    sha512: Type.Optional(
+      Type.String({
+        pattern: '^(?:[0-9a-fA-F]{128}|[A-Za-z0-9+/]{86}==)$',
+        description:
+          'Hex, or base64 as electron-builder writes it in latest.yml; as the seller declares it; needed for signed manifests and electron-updater',
+        errorMessage: 'must be 128 hexadecimal digits, or 88 characters of base64',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const ArtifactParams = Type.Object(
   { appId: Uuid, releaseId: Uuid, filename: Type.String({ minLength: 1, maxLength: 255 }) },
   { additionalProperties: false },
 );
 
 export const ArtifactQuery = Type.Object(
-  {
-    platform: Type.Optional(
-      Type.String({ maxLength: 32, description: 'linux, macos, windows…; omitted: every platform' }),
-    ),
-    arch: Type.Optional(
-      Type.String({ maxLength: 32, description: 'x64, arm64, universal…; omitted: every architecture' }),
-    ),
-  },
+  { platform: Type.Optional(ArtifactPlatform), arch: Type.Optional(ArtifactArch) },
   { additionalProperties: false },
 );
 
@@ -226,17 +289,25 @@ export const DownloadableArtifact = Type.Object({
   platform: Nullable(Type.String()),
   arch: Nullable(Type.String()),
   filetype: Type.String(),
-  size: Type.Integer(),
-  sha256: Type.String(),
-  sha512: Type.String(),
+  size: Nullable(
+    Type.Integer({ description: 'Bytes; null for a file the seller hosts and declared no size of' }),
+  ),
+  sha256: Nullable(
+    Type.String({
+      description:
+        'Hex; computed by the service for a stored file, declared by the seller for one they host (null when they gave none)',
+    }),
+  ),
+  sha512: Nullable(Type.String({ description: 'Hex, as sha256' })),
   downloadUrl: Type.String({
-    description: 'The bytes, with range requests; works for an hour without further credentials',
+    description:
+      'The bytes, with range requests; works for an hour without further credentials. For a file the seller hosts, it redirects to their address',
   }),
   downloadUrlExpiresAt: Timestamp,
   manifest: Nullable(
     Type.String({
       description:
-        'The signed manifest of the file (compact JWS, token_use service_release_manifest_v1): app, release, version, filename, platform, arch, size, sha256 and sha512, signed by the offline key of the app’s algorithm (GET /licenses/jwks). Check the downloaded bytes against it; null when the service signs nothing (LICENSE_TOKENS=off)',
+        'The signed manifest of the file (compact JWS, token_use service_release_manifest_v1): app, release, version, filename, platform, arch, size, sha256 and sha512, signed by the offline key of the app’s algorithm (GET /licenses/jwks). Check the downloaded bytes against it; null when the service signs nothing (LICENSE_TOKENS=off), and for a file the seller hosts unless they declared its size, sha256 and sha512 (the manifest then signs what they declared)',
     }),
   ),
 });

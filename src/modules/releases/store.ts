@@ -157,16 +157,20 @@ export async function deleteArtifact(executor: Executor, artifactId: string): Pr
   await executor.deleteFrom('release_artifacts').where('id', '=', artifactId).execute();
 }
 
-/** Which of these digests some artifact's row names (release_artifacts_by_blob answers it). */
+/**
+ * Which of these digests some stored artifact's row names (release_artifacts_by_blob answers it).
+ * An external file's declared digest names no stored bytes, so it keeps none from the purge.
+ */
 export async function referencedBlobs(executor: Executor, digests: readonly string[]): Promise<Set<string>> {
   if (digests.length === 0) return new Set();
   const rows = await executor
     .selectFrom('release_artifacts')
     .select('sha256')
     .distinct()
+    .where('url', 'is', null)
     .where('sha256', 'in', digests)
     .execute();
-  return new Set(rows.map((row) => row.sha256));
+  return new Set(rows.flatMap((row) => (row.sha256 === null ? [] : [row.sha256])));
 }
 
 /** What the update check asks for: the newest release a license may have, past its version. */
@@ -326,8 +330,13 @@ export interface FeedSearch extends Omit<UpgradeSearch, 'platform' | 'arch'> {
   arches: readonly string[] | null;
   /** Lower-case endings of the file names the updater installs (`.exe`, `.app.tar.gz`). */
   suffixes: readonly string[];
-  /** Only a file with its `<name>.sig` beside it in the release, of at most this many bytes; null: any file. */
+  /**
+   * Only a file with its `<name>.sig` beside it in the release, stored by the service (it reads the
+   * signature) and of at most this many bytes; null: any file.
+   */
   signedWithin: number | null;
+  /** Only a file whose size and SHA-512 are known (an external file's seller may have declared neither). */
+  withSizeAndSha512: boolean;
 }
 
 /** Whether artifact `a` is a file `search` asks for (SQL). */
@@ -345,8 +354,12 @@ function isFeedFile(search: FeedSearch) {
               .select('s.id')
               .whereRef('s.release_id', '=', 'a.release_id')
               .where('s.filename', '=', sql<string>`a.filename || '.sig'`)
+              .where('s.url', 'is', null)
               .where('s.size', '<=', search.signedWithin),
           ),
+      search.withSizeAndSha512
+        ? eb.and([eb('a.size', 'is not', null), eb('a.sha512', 'is not', null)])
+        : eb.val(true),
     ]);
 }
 

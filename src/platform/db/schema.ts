@@ -490,10 +490,16 @@ export interface ReleaseArtifactsTable {
   platform: ColumnType<string, string | undefined, string>;
   arch: ColumnType<string, string | undefined, string>;
   filetype: string;
-  /** bigint: read it through Number() (a string from pg, a number from PGlite). */
-  size: ColumnType<string | number, number, number>;
-  sha256: string;
-  sha512: string;
+  /**
+   * bigint: read it through Number() (a string from pg, a number from PGlite). Null only for an
+   * external file whose seller declared no size.
+   */
+  size: ColumnType<string | number | null, number | null, number | null>;
+  /** Hex; computed by the service for a stored file, the seller's word (or null) for an external one. */
+  sha256: string | null;
+  sha512: string | null;
+  /** The https address of a file the seller hosts (migration 0037); null for a stored file. */
+  url: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   /** Downloads served through license-gated links (bigint: read through Number()). */
   downloads: ColumnType<string | number, never, never>;

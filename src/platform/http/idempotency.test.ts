@@ -468,11 +468,20 @@ interface Ctx {
   productId?: string;
   subscriptionId?: string;
   callbackSecret?: string;
+  releaseId?: string;
 }
 
 const countWhere = async (
-  table: 'apps' | 'api_keys' | 'products' | 'licenses' | 'webhook_endpoints' | 'orders' | 'releases',
-  column: 'user_id' | 'app_id' | 'product_id',
+  table:
+    | 'apps'
+    | 'api_keys'
+    | 'products'
+    | 'licenses'
+    | 'webhook_endpoints'
+    | 'orders'
+    | 'releases'
+    | 'release_artifacts',
+  column: 'user_id' | 'app_id' | 'product_id' | 'release_id',
   value: string,
 ) => {
   const row = await server.db
@@ -593,6 +602,27 @@ const CREATING_ROUTES: Record<string, CreatingRoute> = {
     send: (key, ctx) =>
       post(server.api, `/apps/${ctx.seller.appId}/releases`, { version: '1.0.0' }, key, ctx.seller.token),
     count: (ctx) => countWhere('releases', 'app_id', ctx.seller.appId),
+  },
+  'core POST /apps/{appId}/releases/{releaseId}/artifacts': {
+    host: 'core',
+    prepare: async (ctx) => {
+      ctx.releaseId = (
+        await server.api.post(
+          `/apps/${ctx.seller.appId}/releases`,
+          { version: '1.0.0' },
+          { token: ctx.seller.token },
+        )
+      ).expect(201).body.id;
+    },
+    send: (key, ctx) =>
+      post(
+        server.api,
+        `/apps/${ctx.seller.appId}/releases/${ctx.releaseId}/artifacts`,
+        { filename: 'app.dmg', url: 'https://downloads.example.com/app.dmg' },
+        key,
+        ctx.seller.token,
+      ),
+    count: (ctx) => countWhere('release_artifacts', 'release_id', ctx.releaseId as string),
   },
   'core POST /webhooks': {
     host: 'core',

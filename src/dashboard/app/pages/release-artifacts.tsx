@@ -9,6 +9,7 @@ import { useAnnounce } from '../components/status';
 import { useAction, useLoad } from '../components/use-api';
 import { formatBytes, formatNumber } from '../format';
 import type { Artifact, Release } from '../types';
+import { HostedArtifact } from './hosted-artifact';
 
 /** An artifact's address in the API: its name, and its platform and architecture when set. */
 const addressOf = (base: string, artifact: Pick<Artifact, 'filename' | 'platform' | 'arch'>) =>
@@ -19,6 +20,8 @@ function query({ platform, arch }: { platform: string | null; arch: string | nul
   return text ? `?${text}` : '';
 }
 const keyOf = (artifact: Artifact) => artifact.id;
+/** What a hosted file shows for a size or digest its seller did not give. */
+const NOT_DECLARED = 'Not given';
 
 /** A release's files: listed with their digests and downloads, uploaded with a progress bar. */
 export function Artifacts({ release, base }: { release: Release; base: string }) {
@@ -52,23 +55,45 @@ export function Artifacts({ release, base }: { release: Release; base: string })
               rowKey={keyOf}
               empty={<p>No file yet. Upload the installers and archives of this version below.</p>}
               columns={[
-                { title: 'File', cell: (artifact) => <span class="break">{artifact.filename}</span> },
+                {
+                  title: 'File',
+                  cell: (artifact) => (
+                    <>
+                      <span class="break">{artifact.filename}</span>
+                      {artifact.url && (
+                        <span class="hint break">
+                          Hosted at{' '}
+                          <a href={artifact.url} rel="noopener noreferrer">
+                            {artifact.url}
+                          </a>
+                        </span>
+                      )}
+                    </>
+                  ),
+                },
                 { title: 'Platform', cell: (artifact) => artifact.platform ?? 'Every platform' },
                 { title: 'Architecture', cell: (artifact) => artifact.arch ?? 'Every architecture' },
-                { title: 'Size', card: 'figure', cell: (artifact) => formatBytes(artifact.size) },
+                {
+                  title: 'Size',
+                  card: 'figure',
+                  cell: (artifact) => (artifact.size === null ? NOT_DECLARED : formatBytes(artifact.size)),
+                },
                 {
                   title: 'SHA-256',
-                  cell: (artifact) => (
-                    <span class="key-cell">
-                      <code title={artifact.sha256}>{artifact.sha256.slice(0, 12)}…</code>
-                      <CopyButton
-                        text={artifact.sha256}
-                        label="Copy"
-                        what="SHA-256"
-                        name={`Copy the SHA-256 of ${artifact.filename}`}
-                      />
-                    </span>
-                  ),
+                  cell: ({ sha256, filename }) =>
+                    sha256 === null ? (
+                      NOT_DECLARED
+                    ) : (
+                      <span class="key-cell">
+                        <code title={sha256}>{sha256.slice(0, 12)}…</code>
+                        <CopyButton
+                          text={sha256}
+                          label="Copy"
+                          what="SHA-256"
+                          name={`Copy the SHA-256 of ${filename}`}
+                        />
+                      </span>
+                    ),
                 },
                 { title: 'Downloads', cell: (artifact) => formatNumber(artifact.downloads) },
               ]}
@@ -89,7 +114,10 @@ export function Artifacts({ release, base }: { release: Release; base: string })
         {release.status === 'yanked' && <p class="muted">A yanked release takes no new file.</p>}
       </Section>
       {release.status !== 'yanked' && (
-        <UploadArtifact release={release} base={base} onUploaded={artifacts.reload} />
+        <>
+          <UploadArtifact release={release} base={base} onUploaded={artifacts.reload} />
+          <HostedArtifact base={base} onAdded={artifacts.reload} />
+        </>
       )}
     </>
   );
