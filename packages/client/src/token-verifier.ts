@@ -1,11 +1,7 @@
 import type { JWTVerifyGetKey } from 'jose';
+import { type ClockState, type StateStore, vouchForClock } from './clock-guard.js';
 import { LicenseTokenError } from './errors.js';
-import {
-  type ClockState,
-  LICENSE_SIGNING_ALGORITHMS,
-  type StateStore,
-  vouchForClock,
-} from './license-file.js';
+import { LICENSE_SIGNING_ALGORITHMS } from './license-file.js';
 import type { JsonWebKeySet, LicenseTokenClaims } from './types.js';
 
 export interface LicenseTokenVerifierOptions {

@@ -19,10 +19,10 @@ export {
   type LicensingClientOptions,
   type RequestOptions,
 } from './client.js';
+export type { ClockState, StateStore } from './clock-guard.js';
 export { LicenseTokenError, LicensingApiError } from './errors.js';
 export type { RetryOptions } from './http.js';
 export {
-  type ClockState,
   canonicalLicenseKey,
   checkRevocations,
   createOfflineActivationRequest,
@@ -32,7 +32,6 @@ export {
   type LicenseFileErrorCode,
   REVOCATION_LIST_USE,
   type RevocationSnapshot,
-  type StateStore,
   type VerifyLicenseFileOptions,
   verifyLicenseFile,
 } from './license-file.js';

@@ -2,13 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../../../src/testing/harness.js';
 import { testClock } from '../../../src/testing/test-clock.js';
-import {
-  licenseFileVectors,
-  manifestVectors,
-  revocationListVectors,
-  tokenVectors,
-  webhookVectors,
-} from './cases.js';
+import { appVectors, webhookVectors } from './cases.js';
 import { deliverWebhook, issueForApp } from './issued.js';
 import { type Vector, writeVectors } from './vectors.js';
 
@@ -26,13 +20,7 @@ export async function vectorsFrom(server: TestServer): Promise<Vector[]> {
   const vectors: Vector[] = [];
   for (const algorithm of ['RS256', 'EdDSA'] as const) {
     const issued = await issueForApp(server, algorithm);
-    vectors.push(
-      ...(await tokenVectors(issued, 'license_token')),
-      ...(await tokenVectors(issued, 'seat_token')),
-      ...licenseFileVectors(issued),
-      ...revocationListVectors(issued),
-      ...(await manifestVectors(issued)),
-    );
+    vectors.push(...(await appVectors(issued)));
   }
   vectors.push(...webhookVectors(await deliverWebhook(server)));
   return vectors;

@@ -14,6 +14,14 @@ export interface PageProduct {
   links: Record<'help' | 'support' | 'terms' | 'privacy' | 'refund', string | null>;
 }
 
+/**
+ * What a route answers: a page with its status, or a redirect. A page of a seller who lists
+ * overlay origins may be framed by those sites (frame-ancestors); every other page by none.
+ */
+export type PageOutcome =
+  | { status: number; page: Page; frameAncestors?: readonly string[] }
+  | { redirect: string };
+
 export interface CheckoutView {
   product: PageProduct;
   /** The seller's name, logo and colour, and the sites that may frame the page; null: none set. */

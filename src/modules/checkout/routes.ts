@@ -10,7 +10,7 @@ import type { PaymentService } from '../payments/index.js';
 import { CHECKOUT_CSS, CHECKOUT_JS } from './assets.js';
 import { inlineStyleSources, type Page } from './html.js';
 import { OVERLAY_FRAME_JS, OVERLAY_JS } from './overlay.js';
-import { problemPage } from './pages.js';
+import { type PageOutcome, problemPage } from './pages.js';
 import {
   CardPaymentBody,
   CardPaymentStarted,
@@ -25,7 +25,7 @@ import {
   ValidateAnswer,
   ValidateBody,
 } from './schemas.js';
-import type { CheckoutService, PageOutcome } from './service.js';
+import type { CheckoutService } from './service.js';
 
 /**
  * Pages allow only our own files (and the page's own style element, by hash: the seller's

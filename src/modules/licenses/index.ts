@@ -14,10 +14,11 @@ export {
 } from './offline-activation.js';
 export { registerOfflineLicenseRoutes } from './offline-routes.js';
 export { offlineLicenses } from './offline-store.js';
-export { registerLicenseRoutes, registerVerificationRoutes } from './routes.js';
+export { registerLicenseRoutes } from './routes.js';
 export { Hwuid } from './schemas.js';
 export { createLicenseService, type LicenseService } from './service.js';
 export type { TokenHolder, TokenRefusal } from './token-introspection.js';
 export { createVerification, type Verification } from './verification.js';
 export { createVerificationCache, type VerificationCache } from './verification-cache.js';
+export { registerVerificationRoutes } from './verification-routes.js';
 export { recordLastVerified } from './verification-store.js';

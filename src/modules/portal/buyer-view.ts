@@ -1,9 +1,10 @@
 import { effectiveStatus, LONGEST_RELEASE_PERIOD_DAYS, releaseAllowance } from '../licenses/index.js';
 import type { HolderDownloads } from '../releases/index.js';
 import type { PortalServiceDeps } from './deps.js';
-import { type PortalView, statusWord, withheldWords } from './pages.js';
+import type { PortalView } from './pages.js';
 import type { Session } from './sessions.js';
 import * as store from './store.js';
+import { statusWord, withheldWords } from './words.js';
 
 /** What the portal page shows a signed-in buyer: their licenses, orders and subscriptions. */
 export function createBuyerView({

@@ -4,16 +4,10 @@ import { PORTAL_POLICY_DEFAULTS } from '../products/index.js';
 import { BUYER } from '../timeline/index.js';
 import { createBuyerView } from './buyer-view.js';
 import type { PortalServiceDeps } from './deps.js';
-import {
-  downloadRefusal,
-  type PortalOutcome,
-  portalPage,
-  problemPage,
-  releaseRefusal,
-  signInPage,
-} from './pages.js';
+import { type PortalOutcome, portalPage, problemPage, signInPage } from './pages.js';
 import { createSessions, type Session } from './sessions.js';
 import * as store from './store.js';
+import { downloadRefusal, releaseRefusal } from './words.js';
 
 /** Where a finished action sends the browser back to, and what the page then says. */
 export const DONE_NOTICES = {
