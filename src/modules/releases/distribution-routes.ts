@@ -7,7 +7,8 @@ import { perMinute } from '../../platform/http/rate-limit.js';
 import { found, noContent } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
 import { AppVersionHeader, clientCallOf } from '../timeline/index.js';
-import { credentialOf, type Distribution } from './distribution.js';
+import type { Distribution } from './distribution.js';
+import { credentialOf } from './grants.js';
 import {
   DownloadableArtifact,
   DownloadBody,

@@ -5,9 +5,9 @@ import { perMinute } from '../../platform/http/rate-limit.js';
 import { noContent, seeOther } from '../../platform/http/responses.js';
 import { textResponse } from '../../platform/http/schemas.js';
 import { type ClientCall, clientCallOf } from '../timeline/index.js';
-import { credentialOf } from './distribution.js';
 import { LICENSE_REFUSALS } from './distribution-routes.js';
 import type { FeedClient, UpdaterFeeds } from './feeds.js';
+import { credentialOf } from './grants.js';
 import {
   ElectronFeedParams,
   ElectronFeedQuery,

@@ -5,8 +5,9 @@ import { AppError, invalidField, notFound } from '../../platform/errors.js';
 import { iso } from '../../platform/http/schemas.js';
 import type { Log } from '../../platform/log.js';
 import type { ClientCall } from '../timeline/index.js';
-import { channelGranted, channelsFor, type Distribution, type LicenseCredential } from './distribution.js';
+import type { Distribution } from './distribution.js';
 import { sourceOf } from './external-artifacts.js';
+import { channelGranted, channelsFor, type LicenseCredential } from './grants.js';
 import * as store from './store.js';
 import { parseVersion } from './version-order.js';
 
