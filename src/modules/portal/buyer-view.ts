@@ -26,7 +26,9 @@ export function createBuyerView({
     ]);
     const ids = licenseRows.map((row) => row.id);
     const floatingIds = licenseRows.filter((row) => row.floating).map((row) => row.id);
-    const sellerIds = [...new Set([...licenseRows, ...subscriptionRows].map((row) => row.seller_id))];
+    const sellerIds = [
+      ...new Set([...licenseRows, ...subscriptionRows, ...orders].map((row) => row.seller_id)),
+    ];
     const [devices, seats, releases, brandOf, downloads] = await Promise.all([
       store.devicesOf(db, ids),
       store.seatsOf(db, floatingIds, now),
@@ -89,6 +91,7 @@ export function createBuyerView({
         };
       }),
       orders: orders.map((row) => ({
+        seller: sellerOf(row.seller_id),
         transactionId: row.transaction_id,
         name: row.name,
         amount: row.amount,

@@ -68,6 +68,7 @@ export interface PortalView {
     };
   }[];
   orders: {
+    seller: number | null;
     transactionId: string;
     name: string;
     amount: string;
@@ -127,6 +128,12 @@ function sellerStyles(sellers: readonly BrandView[]): string | null {
     brand.colours ? [brandCss(`.brand-${at}`, brand.colours)] : [],
   );
   return rules.length > 0 ? rules.join('\n') : null;
+}
+
+/** The name a seller gave their brand, before an order's date: who the buyer paid. */
+function sellerName(view: PortalView, seller: number | null): Fragment {
+  const name = seller === null ? null : view.sellers[seller]?.name;
+  return name ? html`<span class="order-seller">${name}</span> · ` : '';
 }
 
 /** An entry's classes and its seller's header, for an entry of a seller with a brand. */
@@ -374,7 +381,7 @@ ${
     ? html`<ul class="orders">${view.orders.map(
         (
           o,
-        ) => html`<li><span><strong>${o.name}</strong><span class="note">${day(o.at)} · <code>${o.transactionId}</code></span></span>
+        ) => html`<li><span><strong>${o.name}</strong><span class="note">${sellerName(view, o.seller)}${day(o.at)} · <code>${o.transactionId}</code></span></span>
 <span class="order-amount">${formatPrice(o.amount, o.currency)} <span class="status status-${o.status.toLowerCase()}">${o.status}</span></span></li>`,
       )}</ul>`
     : empty('orders')

@@ -506,6 +506,21 @@ describe('what a signed-in buyer sees', () => {
       policy.includes(`style-src 'self' 'sha256-${createHash('sha256').update(style).digest('base64')}';`),
     );
     assert.match(policy, /frame-ancestors 'none'/, 'the portal is never framed, whatever the seller lists');
+    const orders = [
+      ...page.matchAll(/<li><span><strong>([^<]*)<\/strong><span class="note">(.*?)<code>/g),
+    ].map(([, name, note]) => [
+      name,
+      note?.startsWith('<span class="order-seller">Gamma &amp; &lt;Sons&gt;</span> · '),
+    ]);
+    assert.deepEqual(
+      orders.sort(),
+      [
+        ['Delta Tool', false],
+        ['Gamma Cloud', true],
+        ['Gamma Studio', true],
+      ],
+      'each order of the branded seller names them',
+    );
     assert.ok(!page.includes(branded.user.id), 'the brand is shown, never the seller’s id');
     assert.equal(page.split(saved.id).length - 1, 3, 'the brand’s id only in the three logos’ address');
   });

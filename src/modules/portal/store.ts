@@ -237,7 +237,16 @@ export function buyerOrders(db: Db, email: string) {
     .selectFrom('orders as o')
     .innerJoin('users as u', 'u.id', 'o.user_id')
     .innerJoin('products as p', 'p.id', 'o.product_id')
-    .select(['o.transaction_id', 'o.amount', 'o.currency', 'o.status', 'o.created_at', 'o.paid_at', 'p.name'])
+    .select([
+      'o.transaction_id',
+      'o.amount',
+      'o.currency',
+      'o.status',
+      'o.created_at',
+      'o.paid_at',
+      'p.name',
+      'o.user_id as seller_id',
+    ])
     .where(byBuyer('o.email', email))
     .where('o.status', 'in', ['paid', 'canceled'])
     .where('u.deleted_at', 'is', null)
