@@ -8,7 +8,7 @@ import {
 import { startReceiver } from '../src/testing/receiver.js';
 
 /**
- * The hostile-input campaign of src/app/hostile-input.test.ts, longer: HOSTILE_CASES cases per
+ * The hostile-input campaign of src/app/hostile-input-*.test.ts (src/testing/hostile-input-suite.ts), longer: HOSTILE_CASES cases per
  * operator and operation (default 20), from HOSTILE_SEED (default: random, printed). Prints what
  * it sent and every finding as a request to reproduce; exits 1 on a finding.
  *

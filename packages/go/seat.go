@@ -43,7 +43,7 @@ func (c *Client) Seat(ctx context.Context, request LicenseRequest, interval time
 	}
 	heartbeat, stop := context.WithCancel(ctx)
 	seat := &Seat{client: c, request: request, interval: interval, answer: answer, stop: stop, done: make(chan struct{})}
-	go seat.beatUntilStopped(heartbeat)
+	go seat.beatUntilStopped(ctx, heartbeat)
 	return seat, nil
 }
 
@@ -76,8 +76,9 @@ func (s *Seat) Beat(ctx context.Context) (*Verification, error) {
 	return answer, err
 }
 
-// Close stops the heartbeat and gives the seat back. It answers the checkin's error, which a
-// program on its way out may ignore: the lease ends by itself. Closing again does nothing.
+// Close stops the heartbeat, waiting for one in flight to be answered, and gives the seat back.
+// It answers the checkin's error, which a program on its way out may ignore: the lease ends by
+// itself. Closing again does nothing.
 func (s *Seat) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
@@ -89,15 +90,18 @@ func (s *Seat) Close() error {
 	return s.closeErr
 }
 
-func (s *Seat) beatUntilStopped(ctx context.Context) {
+func (s *Seat) beatUntilStopped(ctx, stopped context.Context) {
 	defer close(s.done)
 	for {
 		timer := time.NewTimer(s.nextInterval())
 		select {
-		case <-ctx.Done():
+		case <-stopped.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
+			// Under the caller's context, not the one Close ends: Close waits for a heartbeat in
+			// flight to be answered, so the service never renews the seat after its checkin (an
+			// abandoned request may still be served after the checkin that follows it).
 			_, _ = s.Beat(ctx)
 		}
 	}

@@ -58,7 +58,7 @@ export function HostedArtifact({ base, onAdded }: { base: string; onAdded(): voi
           type="url"
           required
           {...field('url')}
-          hint="https://… where you host the file."
+          hint="The file’s https address, where you host it."
         />
         <TextField
           label="File name"
