@@ -25,7 +25,12 @@ const logLines: string[] = [];
 before(async () => {
   backend = await openArtifactBackend('local');
   clock = testClock('2026-06-01T10:00:00.000Z');
-  server = await startTestServer({ ...backend.env, LOG_LEVEL: 'debug' }, { clock, logLines });
+  // A database of its own: the clock stands months before today, and on a shared database the
+  // signing keys other files made today would not be valid yet at its time.
+  server = await startTestServer(
+    { ...backend.env, LOG_LEVEL: 'debug' },
+    { clock, logLines, ownDatabase: true },
+  );
 });
 after(async () => {
   await server.stop();
